@@ -1,0 +1,25 @@
+-- record_state.lua: record a player's latest placement unless a later one is stored,
+-- so concurrent or repeated writes converge on the latest period.
+--
+-- KEYS[1]  player state hash: period, tier, bracket
+-- ARGV[1]  period id (decimal, no leading zeros)
+-- ARGV[2]  tier name
+-- ARGV[3]  bracket number
+--
+-- Reply: 1 if written, else 0.
+
+-- Compares canonical decimal strings exactly, at any length (no conversion to a
+-- double, which would be inexact above 2^53).
+local function greater(a, b)
+  if #a ~= #b then
+    return #a > #b
+  end
+  return a > b
+end
+
+local current = redis.call('HGET', KEYS[1], 'period')
+if current and not greater(ARGV[1], current) then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'period', ARGV[1], 'tier', ARGV[2], 'bracket', ARGV[3])
+return 1

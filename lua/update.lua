@@ -1,0 +1,144 @@
+-- update.lua: apply one score update to a bracket board, with the idempotency
+-- check and record in the same atomic step.
+--
+-- This is `Packing::apply` (src/score.rs) in Lua and must stay exactly equal to it;
+-- the conformance suite runs the same scenarios on both stores.
+--
+-- Numbers: Lua 5.1 numbers are doubles. Every packed value is an integer at most
+-- 2^53 - 1, so it is held exactly, but two things need care:
+--   * the remainder is computed as p - q * span and checked, not trusted: with
+--     (max_score + 1) * span <= 2^53, p / span cannot round up to the next integer,
+--     but the check costs nothing and keeps a rounding surprise from going unseen;
+--   * tostring() and implicit number-to-string conversion use "%.14g", which
+--     loses digits above 1e14, so every number sent to Redis or returned goes
+--     through fmt() ("%.0f", exact for integers).
+--
+-- KEYS[1]  bracket board (zset: player -> minus the packed score)
+-- KEYS[2]  bracket meta (hash: field "closed" marks a closed bracket)
+-- KEYS[3]  idempotency key of the request id (absent when there is none)
+-- ARGV[1]  player id
+-- ARGV[2]  mode: increment | best | set
+-- ARGV[3]  value (integer; the caller clamps it to +-2^53, which changes no outcome)
+-- ARGV[4]  tick (the caller clamps it to span - 2, as Packing::apply does)
+-- ARGV[5]  max_score; -1 means no score is in range (the caller found the packing
+--          parameters invalid, where the in-memory store refuses every update)
+-- ARGV[6]  span (T)
+-- ARGV[7]  idempotency window in seconds (0: do not remember the request)
+-- ARGV[8]  attempt token: identifies this call across client-side retries
+--
+-- Reply (all strings):
+--   {"closed", "0", "0"}
+--   {"duplicate", packed, rank, token}   the first answer to this request id
+--   {"out_of_range", current packed, "0"}
+--   {"applied", packed, rank}
+--   {"malformed", what}                  data this script did not write
+
+local function fmt(x)
+  return string.format('%.0f', x)
+end
+
+-- The board stores minus the packed value; write 0 as "0", never "-0".
+local function neg(x)
+  if x == 0 then
+    return '0'
+  end
+  return fmt(-x)
+end
+
+if redis.call('HEXISTS', KEYS[2], 'closed') == 1 then
+  return {'closed', '0', '0'}
+end
+
+local rq = KEYS[3]
+if rq then
+  local seen = redis.call('GET', rq)
+  if seen then
+    local packed, rank, token = string.match(seen, '^(%d+):(%d+):?(.*)$')
+    if not packed then
+      return {'malformed', 'idempotency record ' .. seen .. ' at ' .. rq}
+    end
+    return {'duplicate', packed, rank, token}
+  end
+end
+
+local player = ARGV[1]
+local mode = ARGV[2]
+local value = tonumber(ARGV[3])
+local tick = tonumber(ARGV[4])
+local max = tonumber(ARGV[5])
+local span = tonumber(ARGV[6])
+
+local raw = redis.call('ZSCORE', KEYS[1], player)
+local packed = 0
+if raw then
+  -- 0 - x rather than -x, so a stored 0 gives +0.
+  packed = 0 - tonumber(raw)
+  if packed ~= packed or packed < 0 or packed > 9007199254740992
+      or packed ~= math.floor(packed) then
+    return {'malformed', 'score ' .. raw .. ' of ' .. player .. ' in ' .. KEYS[1]}
+  end
+end
+
+if max < 0 then
+  return {'out_of_range', fmt(packed), '0'}
+end
+
+-- unpack: score = floor(packed / span), rev = packed mod span (exactly).
+local score = 0
+local rev = 0
+if raw then
+  score = math.floor(packed / span)
+  rev = packed - score * span
+  if rev < 0 then
+    score = score - 1
+    rev = rev + span
+  elseif rev >= span then
+    score = score + 1
+    rev = rev - span
+  end
+end
+
+local result
+if mode == 'increment' then
+  result = score + value
+elseif mode == 'best' then
+  if value < 0 or value > max then
+    result = value
+  elseif value > score then
+    result = value
+  else
+    result = score
+  end
+elseif mode == 'set' then
+  result = value
+else
+  return {'malformed', 'unknown score mode ' .. mode}
+end
+
+if result < 0 or result > max then
+  return {'out_of_range', fmt(packed), '0'}
+end
+
+if tick > span - 2 then
+  tick = span - 2
+end
+
+-- An unchanged score keeps the time it was reached; a never-scored entry (rev 0)
+-- takes the event's time even when its score stays 0.
+local newrev
+if result == score and rev ~= 0 then
+  newrev = rev
+else
+  newrev = span - 1 - tick
+end
+local newpacked = result * span + newrev
+
+redis.call('ZADD', KEYS[1], neg(newpacked), player)
+local rank = redis.call('ZRANK', KEYS[1], player)
+
+local out_packed = fmt(newpacked)
+local out_rank = fmt(rank)
+if rq and ARGV[7] ~= '0' then
+  redis.call('SET', rq, out_packed .. ':' .. out_rank .. ':' .. ARGV[8], 'EX', ARGV[7], 'NX')
+end
+return {'applied', out_packed, out_rank}

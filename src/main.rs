@@ -1,0 +1,366 @@
+//! The `leaguekit` command line: season checks, data commands against Redis, and the
+//! designer's tools. Data commands print one JSON object on stdout; errors go to stderr
+//! with a non-zero exit code (2 for bad input or config, 1 for store failures).
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use chrono::{DateTime, Utc};
+use clap::{Parser, Subcommand};
+use leaguekit::engine::{BatchItem, SubmitOptions};
+use leaguekit::{Error, League, RedisOptions, RedisStore, Season};
+use serde::Deserialize;
+use serde_json::json;
+
+#[derive(Parser, Debug)]
+#[command(name = "leaguekit", version, about = "Tiered, bracketed leagues on Redis")]
+struct Cli {
+    /// Season file [default: $LEAGUEKIT_CONFIG, then config/season.toml]
+    #[arg(long, global = true, env = "LEAGUEKIT_CONFIG")]
+    config: Option<PathBuf>,
+    /// Redis URL, e.g. redis://127.0.0.1:6379/ [default: $LEAGUEKIT_REDIS]
+    #[arg(long, global = true, env = "LEAGUEKIT_REDIS")]
+    redis: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Validate the season; print tiers, the exact score limit and the next periods.
+    Check {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// How many periods to list.
+        #[arg(long, default_value_t = 5)]
+        periods: usize,
+    },
+    /// Place a player in a bracket of their tier for the period of TIME (default now).
+    Join {
+        /// Player id.
+        player: String,
+        /// Event time, RFC 3339.
+        #[arg(long)]
+        at: Option<String>,
+    },
+    /// Submit a score value (or a batch of JSON lines with --batch).
+    Submit {
+        /// Player id (not with --batch).
+        #[arg(required_unless_present = "batch")]
+        player: Option<String>,
+        /// Value: a delta, a best or a new score, by the season's mode.
+        #[arg(required_unless_present = "batch", allow_negative_numbers = true)]
+        value: Option<i64>,
+        /// Idempotency key: the same id within the window changes nothing.
+        #[arg(long)]
+        request_id: Option<String>,
+        /// Event time, RFC 3339.
+        #[arg(long)]
+        at: Option<String>,
+        /// JSON lines `{"player","value","request_id","at"}` from FILE or - (stdin).
+        #[arg(long, conflicts_with_all = ["player", "value", "request_id", "at"])]
+        batch: Option<String>,
+    },
+    /// A page of a bracket's standings with cached profiles.
+    Standings {
+        /// Tier name.
+        tier: String,
+        /// Bracket number (from 1).
+        bracket: u32,
+        /// Period id [default: current].
+        #[arg(long)]
+        period: Option<u64>,
+        /// First rank to show, 0-based.
+        #[arg(long, default_value_t = 0)]
+        offset: u64,
+        /// Entries to show.
+        #[arg(long, default_value_t = 100)]
+        limit: u64,
+    },
+    /// A player's tier, bracket, rank and score.
+    Player {
+        /// Player id.
+        player: String,
+        /// Period id [default: current].
+        #[arg(long)]
+        period: Option<u64>,
+    },
+    /// Set profile fields: FIELD=VALUE...
+    Profile {
+        /// Player id.
+        player: String,
+        /// FIELD=VALUE pairs.
+        #[arg(required = true)]
+        fields: Vec<String>,
+    },
+}
+
+/// A failure with its exit code.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        let code = match e {
+            Error::Store(_) => 1,
+            _ => 2,
+        };
+        Failure {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+fn usage(message: impl Into<String>) -> Failure {
+    Failure {
+        code: 2,
+        message: message.into(),
+    }
+}
+
+fn parse_time(s: &str) -> Result<DateTime<Utc>, Failure> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| usage(format!("invalid time {s:?}: {e}; use RFC 3339, e.g. 2026-01-05T12:00:00Z")))
+}
+
+fn load_season(cli: &Cli) -> Result<Season, Failure> {
+    let path = cli
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("config/season.toml"));
+    Season::load(&path).map_err(|e| usage(e.to_string()))
+}
+
+async fn redis_league(cli: &Cli, season: Season) -> Result<League<RedisStore>, Failure> {
+    let Some(url) = cli.redis.as_deref() else {
+        return Err(usage(
+            "this command needs a Redis: pass --redis redis://HOST:PORT/ or set LEAGUEKIT_REDIS",
+        ));
+    };
+    let store = RedisStore::connect(url, RedisOptions::default())
+        .await
+        .map_err(|e| Failure::from(Error::from(e)))?;
+    Ok(League::new(season, store))
+}
+
+fn print(value: &impl serde::Serialize) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, value)
+        .map_err(|e| usage(format!("cannot encode output: {e}")))?;
+    writeln!(out).map_err(|e| usage(format!("cannot write output: {e}")))
+}
+
+fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
+    let now = Utc::now();
+    let periods = season.calendar.periods_from(now, n.max(1));
+    if json {
+        let tiers: Vec<_> = season
+            .tiers
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "promote": quota(t.promote),
+                    "demote": quota(t.demote),
+                    "rewards": t.rewards.iter().map(|r| json!({"first": r.first, "last": r.last, "grant": r.grant})).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let periods: Vec<_> = periods
+            .iter()
+            .map(|p| json!({"id": p.id, "start": p.start.to_rfc3339(), "end": p.end.to_rfc3339()}))
+            .collect();
+        return print(&json!({
+            "name": season.name,
+            "tiers": tiers,
+            "max_score": season.packing.max_score(),
+            "largest_max_score": leaguekit::score::Packing::largest_max_score(season.packing.ticks()),
+            "periods": periods,
+        }));
+    }
+    println!("season {:?}: valid", season.name);
+    println!(
+        "scores: 0..={} exact (largest this schedule allows at {} resolution: {})",
+        season.packing.max_score(),
+        match season.scoring.time_resolution {
+            leaguekit::config::Resolution::Second => "1s",
+            _ => "1ms",
+        },
+        leaguekit::score::Packing::largest_max_score(season.packing.ticks()).unwrap_or(0)
+    );
+    println!("tiers (lowest first):");
+    for t in &season.tiers {
+        let rewards: Vec<String> = t
+            .rewards
+            .iter()
+            .map(|r| format!("{}-{}: {}", r.first, r.last, r.grant))
+            .collect();
+        println!(
+            "  {:<12} promote {:<6} demote {:<6} rewards [{}]",
+            t.name,
+            quota(t.promote),
+            quota(t.demote),
+            rewards.join(", ")
+        );
+    }
+    println!("periods ({}):", season.schedule.timezone);
+    for p in periods {
+        println!("  {:>5}  {}  ->  {}", p.id, p.start.to_rfc3339(), p.end.to_rfc3339());
+    }
+    Ok(())
+}
+
+fn quota(q: leaguekit::config::Quota) -> String {
+    match q {
+        leaguekit::config::Quota::Count(n) => n.to_string(),
+        leaguekit::config::Quota::Percent(p) => format!("{p}%"),
+        _ => "?".into(),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchLine {
+    player: String,
+    value: i64,
+    request_id: Option<String>,
+    at: Option<String>,
+}
+
+/// Batch lines go to the store in chunks of this many, one pipelined round trip each.
+const BATCH_CHUNK: usize = 1000;
+
+async fn batch(league: &League<RedisStore>, source: &str) -> Result<(), Failure> {
+    let reader: Box<dyn BufRead> = if source == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = std::fs::File::open(source)
+            .map_err(|e| usage(format!("cannot open batch file {source:?}: {e}")))?;
+        Box::new(std::io::BufReader::new(file))
+    };
+    let mut failed = 0usize;
+    let mut chunk: Vec<(usize, Result<BatchItem, String>)> = Vec::new();
+    let mut lines = reader.lines().enumerate().peekable();
+    while lines.peek().is_some() {
+        chunk.clear();
+        for (i, line) in lines.by_ref().take(BATCH_CHUNK) {
+            let item = line
+                .map_err(|e| format!("cannot read: {e}"))
+                .and_then(|l| serde_json::from_str::<BatchLine>(&l).map_err(|e| format!("invalid JSON line: {e}; expected {{\"player\",\"value\",\"request_id\"?,\"at\"?}}")))
+                .and_then(|l| {
+                    let mut o = SubmitOptions::default();
+                    if let Some(id) = l.request_id {
+                        o = o.request_id(id);
+                    }
+                    if let Some(at) = l.at {
+                        o = o.at(parse_time(&at).map_err(|f| f.message)?);
+                    }
+                    Ok(BatchItem::new(l.player, l.value).with_options(o))
+                });
+            chunk.push((i + 1, item));
+        }
+        let items: Vec<BatchItem> = chunk.iter().filter_map(|(_, r)| r.as_ref().ok().cloned()).collect();
+        let mut results = league.submit_many(&items).await?.into_iter();
+        let mut out = std::io::stdout().lock();
+        for (line, parsed) in &chunk {
+            let value = match parsed {
+                Err(e) => Err(e.clone()),
+                Ok(_) => match results.next() {
+                    Some(Ok(s)) => serde_json::to_value(&s).map_err(|e| e.to_string()),
+                    Some(Err(e)) => Err(e.to_string()),
+                    None => Err("internal: missing result".to_string()),
+                },
+            };
+            let value = match value {
+                Ok(v) => v,
+                Err(e) => {
+                    failed += 1;
+                    eprintln!("line {line}: {e}");
+                    json!({"line": line, "error": e})
+                }
+            };
+            writeln!(out, "{value}").map_err(|e| usage(format!("cannot write output: {e}")))?;
+        }
+    }
+    if failed > 0 {
+        return Err(Failure {
+            code: 2,
+            message: format!("{failed} batch line(s) failed; see the error lines above"),
+        });
+    }
+    Ok(())
+}
+
+async fn run(cli: Cli) -> Result<(), Failure> {
+    let season = load_season(&cli)?;
+    match &cli.command {
+        Command::Check { json, periods } => check(&season, *json, *periods),
+        Command::Join { player, at } => {
+            let at = at.as_deref().map(parse_time).transpose()?;
+            let league = redis_league(&cli, season).await?;
+            print(&league.join(player, at).await?)
+        }
+        Command::Submit { player, value, request_id, at, batch: source } => {
+            let league = redis_league(&cli, season).await?;
+            if let Some(source) = source {
+                return batch(&league, source).await;
+            }
+            let (Some(player), Some(value)) = (player, value) else {
+                return Err(usage("submit needs PLAYER and VALUE, or --batch FILE"));
+            };
+            let mut o = SubmitOptions::default();
+            if let Some(id) = request_id {
+                o = o.request_id(id.clone());
+            }
+            if let Some(at) = at {
+                o = o.at(parse_time(at)?);
+            }
+            print(&league.submit(player, *value, o).await?)
+        }
+        Command::Standings { tier, bracket, period, offset, limit } => {
+            let league = redis_league(&cli, season).await?;
+            print(&league.standings(tier, *bracket, *period, *offset, *limit).await?)
+        }
+        Command::Player { player, period } => {
+            let league = redis_league(&cli, season).await?;
+            print(&league.player(player, *period).await?)
+        }
+        Command::Profile { player, fields } => {
+            let mut pairs = Vec::new();
+            for f in fields {
+                let Some((k, v)) = f.split_once('=') else {
+                    return Err(usage(format!("invalid field {f:?}; use FIELD=VALUE")));
+                };
+                pairs.push((k.to_owned(), v.to_owned()));
+            }
+            let league = redis_league(&cli, season).await?;
+            let profile = league.set_profile(player, &pairs).await?;
+            print(&json!({"player": player, "profile": profile}))
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("LEAGUEKIT_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,966 @@
+//! The Redis backend of [`Store`]: one Lua script or command per operation.
+//!
+//! Every operation that reads and writes runs as a Lua script from `lua/`, so it is
+//! atomic on the server; every script touches the keys of one group of
+//! [`crate::keys`] only, declared in `KEYS`, so it would run unchanged on one Redis
+//! Cluster slot. Scripts are sent with EVALSHA and loaded on demand.
+//!
+//! Two things about redis-rs 1.x shape this module (see [`RedisOptions`]):
+//!
+//! - async connections time out a response after 500 ms by default, which a large
+//!   pipeline or a slow network easily exceeds, so the timeouts are set explicitly;
+//! - the [`ConnectionManager`] reconnects after a dropped connection but fails the
+//!   command that was in flight. [`RedisStore`] retries such a command itself, but
+//!   only when running it twice is harmless: reads, joins, entries, profile and state
+//!   writes, and updates that carry a request id (whose idempotency record makes the
+//!   second run a no-op). An update without a request id is never retried, because
+//!   the first attempt may have been applied before the connection failed.
+//!
+//! Scores: a board stores minus the packed score (see [`crate::score`]), so ZRANGE
+//! lists the best first and equal scores tie by player id in ascending byte order,
+//! as the in-memory store does. Packed values stay at or below 2^53 and are exact as
+//! doubles; the scripts never let Lua format a number with `%.14g`, and every score
+//! read back is checked to be an integer in range before it is trusted.
+
+use std::collections::hash_map::RandomState;
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{ErrorKind, RedisError, RedisResult, Script, ScriptInvocation, ServerErrorKind, Value};
+
+use crate::error::StoreError;
+use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys};
+use crate::score::{EXACT_LIMIT, Packing};
+use crate::store::{Joined, Page, PlayerState, RawEntry, Store, Update, UpdateReply, UpdateStatus};
+
+/// The scripts, hashed once per process (`Script::new` computes the SHA1).
+struct Scripts {
+    join: Script,
+    enter: Script,
+    update: Script,
+    standings: Script,
+    around: Script,
+    entry: Script,
+    cache_profile: Script,
+    record_state: Script,
+}
+
+static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
+    join: Script::new(include_str!("../lua/join.lua")),
+    enter: Script::new(include_str!("../lua/enter.lua")),
+    update: Script::new(include_str!("../lua/update.lua")),
+    standings: Script::new(include_str!("../lua/standings.lua")),
+    around: Script::new(include_str!("../lua/around.lua")),
+    entry: Script::new(include_str!("../lua/entry.lua")),
+    cache_profile: Script::new(include_str!("../lua/cache_profile.lua")),
+    record_state: Script::new(include_str!("../lua/record_state.lua")),
+});
+
+/// Longest idempotency window sent to Redis (100 years, in seconds). Redis refuses an
+/// expiry whose milliseconds overflow; any longer window means "forever" in practice.
+const MAX_WINDOW_SECS: u64 = 100 * 366 * 24 * 3600;
+
+/// Largest `before`/`after` sent to `around.lua`. A zset holds fewer than 2^32
+/// members, so clamping changes no result and keeps Lua's arithmetic exact.
+const MAX_WINDOW_ENTRIES: u64 = u32::MAX as u64;
+
+/// Connection settings of a [`RedisStore`].
+///
+/// The defaults suit a game server talking to Redis in the same data centre. Every
+/// field is public; the `with_*` methods set one each:
+///
+/// ```
+/// use std::time::Duration;
+/// use leaguekit::RedisOptions;
+///
+/// let options = RedisOptions::default()
+///     .with_response_timeout(Duration::from_secs(2))
+///     .with_command_attempts(2);
+/// assert_eq!(options.response_timeout, Duration::from_secs(2));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RedisOptions {
+    /// How long to wait for the reply to one command or one pipeline (default 5 s).
+    ///
+    /// redis-rs 1.x defaults to 500 ms, which a pipeline of a few thousand updates
+    /// or a slow network link can exceed; a reply that times out is reported as an
+    /// error even if the server went on to execute the command. There is always a
+    /// limit, so a stalled server gives an error rather than a hang.
+    pub response_timeout: Duration,
+    /// How long one attempt to open a connection may take (default 5 s).
+    pub connection_timeout: Duration,
+    /// How many times the connection manager retries opening a connection, at
+    /// connect and after a dropped connection, before it fails the waiting commands
+    /// (default 6: with the default delays, an unreachable server is reported after
+    /// about 6 s, and a Redis restart of a few seconds is ridden out).
+    pub reconnect_retries: usize,
+    /// The first delay between reconnection attempts; it doubles after each attempt,
+    /// with jitter (default 100 ms).
+    pub reconnect_min_delay: Duration,
+    /// The longest delay between reconnection attempts (default 5 s).
+    pub reconnect_max_delay: Duration,
+    /// How many times an operation that is safe to repeat is attempted when the
+    /// connection fails or the reply times out (default 3; 1 disables retries).
+    pub command_attempts: u32,
+    /// The delay before the first command retry; it doubles after each one
+    /// (default 50 ms).
+    pub retry_delay: Duration,
+}
+
+impl Default for RedisOptions {
+    fn default() -> Self {
+        Self {
+            response_timeout: Duration::from_secs(5),
+            connection_timeout: Duration::from_secs(5),
+            reconnect_retries: 6,
+            reconnect_min_delay: Duration::from_millis(100),
+            reconnect_max_delay: Duration::from_secs(5),
+            command_attempts: 3,
+            retry_delay: Duration::from_millis(50),
+        }
+    }
+}
+
+impl RedisOptions {
+    /// Sets [`RedisOptions::response_timeout`].
+    pub fn with_response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// Sets [`RedisOptions::connection_timeout`].
+    pub fn with_connection_timeout(mut self, timeout: Duration) -> Self {
+        self.connection_timeout = timeout;
+        self
+    }
+
+    /// Sets [`RedisOptions::reconnect_retries`].
+    pub fn with_reconnect_retries(mut self, retries: usize) -> Self {
+        self.reconnect_retries = retries;
+        self
+    }
+
+    /// Sets [`RedisOptions::reconnect_min_delay`] and [`RedisOptions::reconnect_max_delay`].
+    pub fn with_reconnect_delay(mut self, min: Duration, max: Duration) -> Self {
+        self.reconnect_min_delay = min;
+        self.reconnect_max_delay = max.max(min);
+        self
+    }
+
+    /// Sets [`RedisOptions::command_attempts`] (at least 1).
+    pub fn with_command_attempts(mut self, attempts: u32) -> Self {
+        self.command_attempts = attempts.max(1);
+        self
+    }
+
+    /// Sets [`RedisOptions::retry_delay`].
+    pub fn with_retry_delay(mut self, delay: Duration) -> Self {
+        self.retry_delay = delay;
+        self
+    }
+
+    /// The connection manager configuration these options describe.
+    fn manager_config(&self) -> ConnectionManagerConfig {
+        ConnectionManagerConfig::new()
+            // Replace redis-rs's 500 ms default: it is per reply, and one reply may be
+            // a whole pipeline of updates.
+            .set_response_timeout(Some(self.response_timeout))
+            .set_connection_timeout(Some(self.connection_timeout))
+            // Reconnection backoff: min_delay * 2^n with jitter, capped, so a Redis
+            // restart is ridden out without hammering it.
+            .set_number_of_retries(self.reconnect_retries)
+            .set_exponent_base(2.0)
+            .set_min_delay(self.reconnect_min_delay)
+            .set_max_delay(self.reconnect_max_delay.max(self.reconnect_min_delay))
+    }
+}
+
+/// When a failed command may be sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    /// The operation is idempotent: retry after any connection failure or timeout.
+    Idempotent,
+    /// Running it twice could apply it twice: retry only on errors that prove the
+    /// server did not run it (loading, busy, try again).
+    NotExecuted,
+}
+
+/// A [`Store`] on Redis (one server; every script is also Redis Cluster safe).
+///
+/// Cheap to clone: clones share one multiplexed connection, which the
+/// [`ConnectionManager`] re-establishes after a failure.
+#[derive(Debug, Clone)]
+pub struct RedisStore {
+    manager: ConnectionManager,
+    options: RedisOptions,
+}
+
+impl RedisStore {
+    /// Connects to `url` (such as `redis://127.0.0.1:6379/`) and checks the connection.
+    ///
+    /// Fails if the URL is malformed or no connection can be opened within the
+    /// options' connection timeout and reconnection retries.
+    pub async fn connect(url: &str, options: RedisOptions) -> Result<RedisStore, StoreError> {
+        let client = redis::Client::open(url)?;
+        let manager = ConnectionManager::new_with_config(client, options.manager_config()).await?;
+        Ok(Self::from_manager(manager, options))
+    }
+
+    /// Wraps an existing connection manager (its own timeouts and reconnection
+    /// settings apply; `options` only sets the command retries).
+    pub fn from_manager(manager: ConnectionManager, options: RedisOptions) -> RedisStore {
+        RedisStore { manager, options }
+    }
+
+    /// The options this store was created with.
+    pub fn options(&self) -> &RedisOptions {
+        &self.options
+    }
+
+    /// Runs `attempt` on a connection, retrying as `retry` allows, with exponential
+    /// backoff between attempts.
+    async fn run<T, F, Fut>(&self, op: &'static str, retry: Retry, mut attempt: F) -> RedisResult<T>
+    where
+        F: FnMut(ConnectionManager) -> Fut,
+        Fut: Future<Output = RedisResult<T>>,
+    {
+        let attempts = self.options.command_attempts.max(1);
+        let mut delay = self.options.retry_delay;
+        let mut n = 1;
+        loop {
+            match attempt(self.manager.clone()).await {
+                Ok(value) => return Ok(value),
+                Err(err) if n < attempts && retryable(&err, retry) => {
+                    tracing::warn!(op, attempt = n, error = %err, "redis command failed; retrying");
+                    tokio::time::sleep(delay).await;
+                    delay = delay.saturating_mul(2);
+                    n += 1;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    /// Runs one script invocation (EVALSHA, loading the script on NOSCRIPT).
+    async fn invoke(
+        &self,
+        op: &'static str,
+        retry: Retry,
+        invocation: &ScriptInvocation<'_>,
+    ) -> Result<Value, StoreError> {
+        Ok(self
+            .run(op, retry, |mut con| async move {
+                invocation.invoke_async::<Value>(&mut con).await
+            })
+            .await?)
+    }
+
+    /// Runs one plain command.
+    async fn command(
+        &self,
+        op: &'static str,
+        retry: Retry,
+        cmd: &redis::Cmd,
+    ) -> Result<Value, StoreError> {
+        Ok(self
+            .run(op, retry, |mut con| async move {
+                cmd.query_async::<Value>(&mut con).await
+            })
+            .await?)
+    }
+}
+
+/// Whether `err` allows another attempt under `retry`.
+fn retryable(err: &RedisError, retry: Retry) -> bool {
+    // The server refused the command before running it.
+    let not_run = matches!(
+        err.kind(),
+        ErrorKind::Server(ServerErrorKind::BusyLoading | ServerErrorKind::TryAgain)
+    ) || err.code() == Some("BUSY");
+    match retry {
+        Retry::NotExecuted => not_run,
+        Retry::Idempotent => {
+            not_run || err.is_io_error() || err.is_timeout() || err.is_connection_dropped()
+        }
+    }
+}
+
+/// A token that tells this call's own earlier attempt apart from another request
+/// with the same id: unique per process run (random seed, pid, time) and per call.
+fn attempt_token() -> String {
+    static SEED: LazyLock<u64> = LazyLock::new(|| {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        hasher.write_u128(nanos);
+        hasher.finish()
+    });
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!("{:016x}.{:x}", *SEED, NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Builds the `update.lua` invocation of one update.
+///
+/// The arguments are prepared so that Lua's doubles stay exact without changing any
+/// outcome: the value is clamped to ±2^53 (every value beyond takes the score out of
+/// range either way), the tick to the last tick of the period (as `Packing::apply`
+/// does), and invalid packing parameters, which the in-memory store refuses every
+/// update for, are sent as a `max_score` of -1.
+fn update_invocation<'s>(
+    keys: &BracketKeys,
+    update: &Update<'_>,
+    token: &str,
+) -> ScriptInvocation<'s> {
+    let valid = update.span >= 2 && Packing::new(update.max_score, update.span - 1).is_ok();
+    let limit = EXACT_LIMIT as i64;
+    let mut inv = SCRIPTS.update.prepare_invoke();
+    inv.key(&keys.board).key(&keys.meta);
+    let window = match &update.request {
+        Some((key, window)) => {
+            inv.key(key);
+            (*window).min(MAX_WINDOW_SECS)
+        }
+        None => 0,
+    };
+    inv.arg(update.player)
+        .arg(update.mode.as_str())
+        .arg(update.value.clamp(-limit, limit).to_string())
+        .arg(if valid {
+            update.tick.min(update.span - 2)
+        } else {
+            0
+        })
+        .arg(if valid {
+            update.max_score.to_string()
+        } else {
+            "-1".to_owned()
+        })
+        .arg(update.span)
+        .arg(window)
+        .arg(token);
+    inv
+}
+
+// ---------------------------------------------------------------------------------
+// Reply parsing. Nothing Redis returns is unwrapped: a reply of an unexpected shape
+// becomes StoreError::Protocol with what was expected and what came.
+
+fn protocol(what: impl Into<String>) -> StoreError {
+    StoreError::Protocol(what.into())
+}
+
+/// A nil reply; also RESP3's `false`, which a Lua `false` becomes for RESP3 clients.
+fn is_nil(v: &Value) -> bool {
+    matches!(v, Value::Nil | Value::Boolean(false))
+}
+
+fn text<'v>(v: &'v Value, what: &str) -> Result<&'v str, StoreError> {
+    match v {
+        Value::BulkString(bytes) => {
+            std::str::from_utf8(bytes).map_err(|_| protocol(format!("{what} is not UTF-8: {v:?}")))
+        }
+        Value::SimpleString(s) => Ok(s),
+        Value::VerbatimString { text, .. } => Ok(text),
+        other => Err(protocol(format!(
+            "expected {what} as a string, got {other:?}"
+        ))),
+    }
+}
+
+fn uint(v: &Value, what: &str) -> Result<u64, StoreError> {
+    match v {
+        Value::Int(i) => {
+            u64::try_from(*i).map_err(|_| protocol(format!("{what} is negative: {i}")))
+        }
+        other => {
+            let s = text(other, what)?;
+            s.parse::<u64>()
+                .map_err(|_| protocol(format!("{what} is not an unsigned integer: {s:?}")))
+        }
+    }
+}
+
+fn bracket_number(s: &str, what: &str) -> Result<u32, StoreError> {
+    s.parse::<u32>()
+        .map_err(|_| protocol(format!("{what} is not a bracket number: {s:?}")))
+}
+
+/// The packed value of a raw board score (minus the packed value). Scores arrive as
+/// strings such as `-123` or `-1.2e+17` (or as doubles over RESP3); anything that is
+/// not minus an integer in `0..=2^53` was not written by leaguekit.
+fn packed_from_score(v: &Value, what: &str) -> Result<u64, StoreError> {
+    let score = match v {
+        Value::Double(d) => *d,
+        Value::Int(i) => *i as f64,
+        other => {
+            let s = text(other, what)?;
+            s.parse::<f64>()
+                .map_err(|_| protocol(format!("{what} is not a number: {s:?}")))?
+        }
+    };
+    // `-0` and `0` both mean the never-scored value 0.
+    let packed = if score == 0.0 { 0.0 } else { -score };
+    if !packed.is_finite() || packed.fract() != 0.0 || packed < 0.0 || packed > EXACT_LIMIT as f64 {
+        return Err(protocol(format!(
+            "{what} {score} is not minus a packed score (an integer in 0..=2^53)"
+        )));
+    }
+    // Exact: an integer in 0..=2^53 converts without rounding.
+    Ok(packed as u64)
+}
+
+fn array(v: Value, what: &str) -> Result<Vec<Value>, StoreError> {
+    match v {
+        Value::Array(items) => Ok(items),
+        other => Err(protocol(format!(
+            "expected {what} as an array, got {other:?}"
+        ))),
+    }
+}
+
+/// Field-value pairs from HGETALL: a flat array (RESP2) or a map (RESP3).
+fn pairs(v: Value, what: &str) -> Result<Vec<(String, String)>, StoreError> {
+    let raw: Vec<(Value, Value)> = match v {
+        Value::Map(map) => map,
+        Value::Array(items) => {
+            if items.len() % 2 != 0 {
+                return Err(protocol(format!(
+                    "{what}: odd number of items in a hash reply"
+                )));
+            }
+            let mut it = items.into_iter();
+            let mut out = Vec::new();
+            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                out.push((k, v));
+            }
+            out
+        }
+        Value::Nil => Vec::new(),
+        other => {
+            return Err(protocol(format!(
+                "expected {what} as a hash, got {other:?}"
+            )));
+        }
+    };
+    raw.iter()
+        .map(|(k, v)| Ok((text(k, what)?.to_owned(), text(v, what)?.to_owned())))
+        .collect()
+}
+
+/// A `{total, first rank, (player, score, profile)*}` reply of standings/around.lua.
+fn page(v: Value, what: &str) -> Result<Page, StoreError> {
+    let items = array(v, what)?;
+    if items.len() < 2 || (items.len() - 2) % 3 != 0 {
+        return Err(protocol(format!(
+            "{what}: expected a count, an offset and triples, got {} items",
+            items.len()
+        )));
+    }
+    let total = uint(&items[0], "board size")?;
+    let offset = uint(&items[1], "first rank")?;
+    let entries = items[2..]
+        .chunks_exact(3)
+        .map(|entry| {
+            let player = text(&entry[0], "player id")?.to_owned();
+            let packed = packed_from_score(&entry[1], "board score")?;
+            let profile = if is_nil(&entry[2]) {
+                None
+            } else {
+                Some(text(&entry[2], "cached profile")?.to_owned())
+            };
+            Ok(RawEntry {
+                player,
+                packed,
+                profile,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok(Page {
+        total,
+        offset,
+        entries,
+    })
+}
+
+/// The reply of `update.lua`, given this call's attempt token.
+fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
+    let items = array(v, "update reply")?;
+    let status = items
+        .first()
+        .ok_or_else(|| protocol("empty update reply"))
+        .and_then(|s| text(s, "update status"))?;
+    let number = |i: usize, what: &str| -> Result<u64, StoreError> {
+        items
+            .get(i)
+            .ok_or_else(|| protocol(format!("update reply without {what}")))
+            .and_then(|v| uint(v, what))
+    };
+    let (status, packed, rank) = match status {
+        "applied" => (
+            UpdateStatus::Applied,
+            number(1, "packed")?,
+            number(2, "rank")?,
+        ),
+        "duplicate" => {
+            let first = items
+                .get(3)
+                .map(|v| text(v, "attempt token"))
+                .transpose()?
+                .unwrap_or("");
+            // Our own earlier attempt, applied before its reply was lost: this call
+            // applied the update, so it answers as the first attempt would have.
+            let status = if first == token {
+                UpdateStatus::Applied
+            } else {
+                UpdateStatus::Duplicate
+            };
+            (status, number(1, "packed")?, number(2, "rank")?)
+        }
+        "out_of_range" => {
+            let current = number(1, "packed")?;
+            (UpdateStatus::OutOfRange { current }, current, 0)
+        }
+        "closed" => (UpdateStatus::Closed, 0, 0),
+        "malformed" => {
+            let what = items
+                .get(1)
+                .map(|v| text(v, "detail"))
+                .transpose()?
+                .unwrap_or("?");
+            return Err(protocol(format!(
+                "update found data it did not write: {what}"
+            )));
+        }
+        other => return Err(protocol(format!("unknown update status {other:?}"))),
+    };
+    Ok(UpdateReply {
+        status,
+        packed,
+        rank,
+    })
+}
+
+impl Store for RedisStore {
+    async fn join(
+        &self,
+        period: &PeriodKeys,
+        player: &str,
+        tier: &str,
+        size: u32,
+    ) -> Result<Joined, StoreError> {
+        // Keys in the order join.lua declares them.
+        let mut inv = SCRIPTS.join.prepare_invoke();
+        inv.key(&period.assign)
+            .key(&period.joins)
+            .key(&period.meta)
+            .arg(player)
+            .arg(tier)
+            .arg(size.max(1));
+        // A join is idempotent: a repeated join returns the first placement.
+        let items = array(
+            self.invoke("join", Retry::Idempotent, &inv).await?,
+            "join reply",
+        )?;
+        let status = items
+            .first()
+            .ok_or_else(|| protocol("empty join reply"))
+            .and_then(|s| text(s, "join status"))?;
+        let placed = |new: bool| -> Result<Joined, StoreError> {
+            let tier = items
+                .get(1)
+                .ok_or_else(|| protocol("join reply without tier"))
+                .and_then(|v| text(v, "tier"))?;
+            let bracket = items
+                .get(2)
+                .ok_or_else(|| protocol("join reply without bracket"))
+                .and_then(|v| text(v, "bracket"))
+                .and_then(|s| bracket_number(s, "bracket"))?;
+            Ok(Joined {
+                tier: tier.to_owned(),
+                bracket,
+                new,
+            })
+        };
+        match status {
+            "new" => placed(true),
+            "existing" => placed(false),
+            // Same message as the in-memory store; a later issue gives it a type.
+            "closed" => Err(protocol("LK_CLOSED period closed")),
+            "malformed" => Err(protocol(format!(
+                "join found data it did not write: {}",
+                items
+                    .get(1)
+                    .map(|v| text(v, "detail"))
+                    .transpose()?
+                    .unwrap_or("?")
+            ))),
+            other => Err(protocol(format!("unknown join status {other:?}"))),
+        }
+    }
+
+    async fn placement(
+        &self,
+        period: &PeriodKeys,
+        player: &str,
+    ) -> Result<Option<(String, u32)>, StoreError> {
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(&period.assign).arg(player);
+        let reply = self.command("placement", Retry::Idempotent, &cmd).await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        let placed = text(&reply, "assignment")?;
+        // Tier names never contain ':', so the bracket follows the last one.
+        let (tier, bracket) = placed
+            .rsplit_once(':')
+            .ok_or_else(|| protocol(format!("assignment {placed:?} is not tier:bracket")))?;
+        Ok(Some((
+            tier.to_owned(),
+            bracket_number(bracket, "assigned bracket")?,
+        )))
+    }
+
+    async fn enter(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+        profile: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.enter.prepare_invoke();
+        inv.key(&bracket.board).key(&bracket.profiles).arg(player);
+        if let Some(json) = profile {
+            inv.arg(json);
+        }
+        self.invoke("enter", Retry::Idempotent, &inv).await?;
+        Ok(())
+    }
+
+    async fn update(
+        &self,
+        bracket: &BracketKeys,
+        update: &Update<'_>,
+    ) -> Result<UpdateReply, StoreError> {
+        let token = attempt_token();
+        let inv = update_invocation(bracket, update, &token);
+        // With a request id, a second run finds the first one's record (and our
+        // token in it); without one, it would apply the update twice.
+        let retry = if update.request.is_some() {
+            Retry::Idempotent
+        } else {
+            Retry::NotExecuted
+        };
+        let reply = self.invoke("update", retry, &inv).await?;
+        update_reply(reply, &token)
+    }
+
+    async fn update_many(
+        &self,
+        updates: &[(BracketKeys, Update<'_>)],
+    ) -> Result<Vec<UpdateReply>, StoreError> {
+        if updates.is_empty() {
+            return Ok(Vec::new());
+        }
+        // One token per update: two updates of one batch may share a request id, and
+        // the second must still see the first as a different request.
+        let base = attempt_token();
+        let tokens: Vec<String> = (0..updates.len())
+            .map(|i| format!("{base}.{i:x}"))
+            .collect();
+        let invocations: Vec<ScriptInvocation<'_>> = updates
+            .iter()
+            .zip(&tokens)
+            .map(|((keys, update), token)| update_invocation(keys, update, token))
+            .collect();
+        let mut pipe = redis::pipe();
+        // EVALSHA in a pipeline is not reloaded on NOSCRIPT, so the pipeline loads the
+        // script first (a cheap no-op when cached); the server runs it before the
+        // calls that follow on the same connection.
+        pipe.load_script(&SCRIPTS.update).ignore();
+        for inv in &invocations {
+            pipe.invoke_script(inv);
+        }
+        // Per-command errors come back in place instead of failing the whole batch.
+        pipe.ignore_errors();
+        let retry = if updates.iter().all(|(_, u)| u.request.is_some()) {
+            Retry::Idempotent
+        } else {
+            Retry::NotExecuted
+        };
+        let pipe = &pipe;
+        let replies = self
+            .run("update_many", retry, |mut con| async move {
+                pipe.query_async::<Vec<Value>>(&mut con).await
+            })
+            .await?;
+        if replies.len() != updates.len() {
+            return Err(protocol(format!(
+                "pipeline of {} updates answered {} replies",
+                updates.len(),
+                replies.len()
+            )));
+        }
+        replies
+            .into_iter()
+            .zip(&tokens)
+            .map(|(reply, token)| match reply {
+                Value::ServerError(err) => Err(StoreError::Redis(err.into())),
+                reply => update_reply(reply, token),
+            })
+            .collect()
+    }
+
+    async fn standings(
+        &self,
+        bracket: &BracketKeys,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Page, StoreError> {
+        // Redis ranks are signed 64-bit; no board comes near the clamp.
+        let top = i64::MAX as u64;
+        let first = offset.min(top);
+        let last = offset.saturating_add(limit.saturating_sub(1)).min(top);
+        let mut inv = SCRIPTS.standings.prepare_invoke();
+        inv.key(&bracket.board)
+            .key(&bracket.profiles)
+            .arg(first)
+            .arg(last)
+            .arg(if limit == 0 { "0" } else { "1" });
+        let reply = self.invoke("standings", Retry::Idempotent, &inv).await?;
+        let mut page = page(reply, "standings reply")?;
+        page.offset = offset;
+        Ok(page)
+    }
+
+    async fn around(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+        before: u64,
+        after: u64,
+    ) -> Result<Option<Page>, StoreError> {
+        let mut inv = SCRIPTS.around.prepare_invoke();
+        inv.key(&bracket.board)
+            .key(&bracket.profiles)
+            .arg(player)
+            .arg(before.min(MAX_WINDOW_ENTRIES))
+            .arg(after.min(MAX_WINDOW_ENTRIES));
+        let reply = self.invoke("around", Retry::Idempotent, &inv).await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        page(reply, "around reply").map(Some)
+    }
+
+    async fn entry(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+    ) -> Result<Option<(u64, u64)>, StoreError> {
+        let mut inv = SCRIPTS.entry.prepare_invoke();
+        inv.key(&bracket.board).arg(player);
+        let reply = self.invoke("entry", Retry::Idempotent, &inv).await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        match array(reply, "entry reply")?.as_slice() {
+            [rank, score] => Ok(Some((
+                uint(rank, "rank")?,
+                packed_from_score(score, "board score")?,
+            ))),
+            other => Err(protocol(format!(
+                "entry reply: expected rank and score, got {} items",
+                other.len()
+            ))),
+        }
+    }
+
+    async fn joined(&self, period: &PeriodKeys) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(&period.joins);
+        let reply = self.command("joined", Retry::Idempotent, &cmd).await?;
+        let mut out = pairs(reply, "join counters")?
+            .into_iter()
+            .map(|(tier, n)| {
+                let n = n
+                    .parse::<u64>()
+                    .map_err(|_| protocol(format!("join counter of {tier:?} is {n:?}")))?;
+                Ok((tier, n))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        out.sort();
+        Ok(out)
+    }
+
+    async fn set_profile(
+        &self,
+        player_keys: &PlayerKeys,
+        fields: &[(String, String)],
+        cache: Option<(&BracketKeys, &str, &str)>,
+    ) -> Result<(), StoreError> {
+        if !fields.is_empty() {
+            let mut cmd = redis::cmd("HSET");
+            cmd.arg(&player_keys.profile);
+            for (field, value) in fields {
+                cmd.arg(field).arg(value);
+            }
+            self.command("set_profile", Retry::Idempotent, &cmd).await?;
+        }
+        // The cached copy lives in the bracket's slot, so it is a second step: a
+        // script, so that a player who left the board does not reappear in its cache.
+        if let Some((bracket, player, json)) = cache {
+            let mut inv = SCRIPTS.cache_profile.prepare_invoke();
+            inv.key(&bracket.board)
+                .key(&bracket.profiles)
+                .arg(player)
+                .arg(json);
+            self.invoke("cache_profile", Retry::Idempotent, &inv)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn profile(&self, player_keys: &PlayerKeys) -> Result<Vec<(String, String)>, StoreError> {
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(&player_keys.profile);
+        let reply = self.command("profile", Retry::Idempotent, &cmd).await?;
+        let mut fields = pairs(reply, "profile")?;
+        fields.sort();
+        Ok(fields)
+    }
+
+    async fn player_state(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> Result<Option<PlayerState>, StoreError> {
+        let mut cmd = redis::cmd("HMGET");
+        cmd.arg(&player_keys.state)
+            .arg("period")
+            .arg("tier")
+            .arg("bracket");
+        let reply = self
+            .command("player_state", Retry::Idempotent, &cmd)
+            .await?;
+        match array(reply, "player state")?.as_slice() {
+            [period, _, _] if is_nil(period) => Ok(None),
+            [period, tier, bracket] => Ok(Some(PlayerState {
+                period: uint(period, "state period")?,
+                tier: text(tier, "state tier")?.to_owned(),
+                bracket: bracket_number(text(bracket, "state bracket")?, "state bracket")?,
+            })),
+            other => Err(protocol(format!(
+                "player state: expected 3 fields, got {}",
+                other.len()
+            ))),
+        }
+    }
+
+    async fn record_state(
+        &self,
+        player_keys: &PlayerKeys,
+        state: &PlayerState,
+    ) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.record_state.prepare_invoke();
+        inv.key(&player_keys.state)
+            .arg(state.period)
+            .arg(&state.tier)
+            .arg(state.bracket);
+        // Idempotent: writing the same state again is a no-op.
+        self.invoke("record_state", Retry::Idempotent, &inv).await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_parse_exactly_or_not_at_all() {
+        let s = |x: &str| Value::BulkString(x.as_bytes().to_vec());
+        assert_eq!(packed_from_score(&s("0"), "t").ok(), Some(0));
+        assert_eq!(packed_from_score(&s("-0"), "t").ok(), Some(0));
+        assert_eq!(
+            packed_from_score(&s("-9007199254740991"), "t").ok(),
+            Some(9_007_199_254_740_991)
+        );
+        assert_eq!(
+            packed_from_score(&s("-1.2345678901234e+14"), "t").ok(),
+            Some(123_456_789_012_340)
+        );
+        assert_eq!(packed_from_score(&Value::Double(-42.0), "t").ok(), Some(42));
+        for bad in ["1", "-1.5", "inf", "-inf", "nan", "-1e17", "x", ""] {
+            assert!(packed_from_score(&s(bad), "t").is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn only_safe_errors_are_retried() {
+        let io: RedisError = std::io::Error::new(std::io::ErrorKind::TimedOut, "t").into();
+        assert!(retryable(&io, Retry::Idempotent));
+        assert!(!retryable(&io, Retry::NotExecuted));
+        let loading: RedisError = (ErrorKind::Server(ServerErrorKind::BusyLoading), "l").into();
+        assert!(retryable(&loading, Retry::NotExecuted));
+        let other: RedisError = (ErrorKind::Client, "c").into();
+        assert!(!retryable(&other, Retry::Idempotent));
+    }
+
+    /// Redis Cluster only checks the keys a script declares; a key a script touches
+    /// without declaring it could live on another node. So every `redis.call` in
+    /// every script must name its key as `KEYS[n]` (or a local bound to one).
+    #[test]
+    fn scripts_touch_only_declared_keys() {
+        let sources = [
+            ("join", include_str!("../lua/join.lua")),
+            ("enter", include_str!("../lua/enter.lua")),
+            ("update", include_str!("../lua/update.lua")),
+            ("standings", include_str!("../lua/standings.lua")),
+            ("around", include_str!("../lua/around.lua")),
+            ("entry", include_str!("../lua/entry.lua")),
+            ("cache_profile", include_str!("../lua/cache_profile.lua")),
+            ("record_state", include_str!("../lua/record_state.lua")),
+        ];
+        for (name, source) in sources {
+            let code: Vec<&str> = source
+                .lines()
+                .map(|l| l.split("--").next().unwrap_or(""))
+                .collect();
+            let aliases: Vec<&str> = code
+                .iter()
+                .filter_map(|l| l.trim().strip_prefix("local "))
+                .filter_map(|l| l.split_once('='))
+                .filter(|(_, rhs)| rhs.trim().starts_with("KEYS["))
+                .map(|(lhs, _)| lhs.trim())
+                .collect();
+            let mut calls = 0;
+            for line in &code {
+                for call in line.split("redis.call(").skip(1) {
+                    calls += 1;
+                    let mut args = call.splitn(3, ',');
+                    let command = args.next().unwrap_or("").trim();
+                    let key = args.next().unwrap_or("").trim().trim_end_matches(')');
+                    assert!(
+                        key.starts_with("KEYS[") || aliases.contains(&key),
+                        "{name}.lua: {command} on {key:?}, which is not a declared key"
+                    );
+                }
+            }
+            assert!(calls > 0, "{name}.lua makes no calls?");
+        }
+    }
+
+    #[test]
+    fn tokens_are_unique() {
+        let a = attempt_token();
+        let b = attempt_token();
+        assert_ne!(a, b);
+        assert!(!a.contains(':'));
+    }
+}

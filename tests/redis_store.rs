@@ -1,0 +1,922 @@
+//! Redis-specific tests of `RedisStore`: exactness at the edge of 2^53, one slot per
+//! script (on a real cluster-mode node), timeouts and retries, pipelined batches,
+//! RESP3, and data the store did not write. The behaviour both stores share is in
+//! `tests/conformance.rs`.
+
+mod common;
+
+use std::collections::HashMap;
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use leaguekit::engine::{BatchItem, SubmitOptions};
+use leaguekit::keys::{Keys, hash_tag};
+use leaguekit::score::{EXACT_LIMIT, ScoreMode};
+use leaguekit::{Error, InputError, League, RedisOptions, RedisStore, Season, Store, StoreError};
+
+use common::{RedisServer, redis_store, redis_url, unique_prefix};
+
+const START: &str = "2026-01-05T00:00:00Z";
+
+fn start() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(START)
+        .expect("test start time")
+        .with_timezone(&Utc)
+}
+
+fn season_text(prefix: &str, mode: &str, resolution: &str, size: u32, max: u64) -> String {
+    format!(
+        r#"
+name = "rs"
+key_prefix = "{prefix}"
+
+[schedule]
+timezone = "UTC"
+period = "daily"
+start = "{START}"
+
+[brackets]
+size = {size}
+join = "on_first_score"
+
+[scoring]
+mode = "{mode}"
+max_score = {max}
+time_resolution = "{resolution}"
+idempotency_window = "1h"
+
+[profiles]
+fields = ["name", "avatar"]
+max_bytes = 128
+
+[[tiers]]
+name = "bronze"
+promote = 1
+demote = 0
+
+[[tiers]]
+name = "gold"
+promote = 0
+demote = 1
+"#
+    )
+}
+
+/// A daily season; `max` defaults to the largest max_score its packing allows.
+fn season(prefix: &str, mode: &str, resolution: &str, size: u32, max: Option<u64>) -> Season {
+    let max = max.unwrap_or_else(|| {
+        let probe = Season::from_toml(&season_text(prefix, mode, resolution, size, 1), "probe")
+            .expect("probe season");
+        leaguekit::score::Packing::largest_max_score(probe.packing.ticks())
+            .expect("a daily season packs")
+    });
+    Season::from_toml(&season_text(prefix, mode, resolution, size, max), "test")
+        .expect("test season")
+}
+
+fn at_tick(season: &Season, tick: u64) -> DateTime<Utc> {
+    let millis = tick * season.scoring.time_resolution.millis();
+    start() + chrono::Duration::milliseconds(millis as i64)
+}
+
+fn opts_at(at: DateTime<Utc>) -> SubmitOptions {
+    SubmitOptions::default().at(at)
+}
+
+/// Scores near 2^53 (packed values far above 1e14, where Lua's `%.14g` would lose
+/// digits) come back exactly, in the right order, from every read.
+#[tokio::test]
+async fn packed_scores_at_the_2_53_edge_round_trip_exactly() {
+    for resolution in ["1s", "1ms"] {
+        let s = season(&unique_prefix("edge"), "set", resolution, 100, None);
+        let packing = s.packing;
+        let max = packing.max_score();
+        let keys = s.keys();
+        let league = League::new(s.clone(), redis_store().await);
+        // The last tick of this (24 h) period.
+        let last = 86_400_000 / s.scoring.time_resolution.millis() - 1;
+        let cases = [
+            ("a-top", max, 0),
+            ("b-later", max, 1),
+            ("c-last", max, last),
+            ("d-below", max - 1, 0),
+            ("e-low", 123_456, last),
+        ];
+        for (player, score, tick) in cases {
+            let sub = league
+                .submit(player, score as i64, opts_at(at_tick(&s, tick)))
+                .await
+                .expect("submit");
+            assert_eq!(sub.score, score, "{resolution} {player}");
+        }
+        let top = packing.pack(max, 0).expect("packs");
+        assert_eq!(top, (max + 1) * packing.span() - 1);
+        assert!(top < EXACT_LIMIT && top > 1_000_000_000_000_000, "{top}");
+
+        let period = league.period_at(Some(start())).expect("period").id;
+        let bracket = keys.bracket(period, "bronze", 1);
+        let page = league
+            .store()
+            .standings(&bracket, 0, 10)
+            .await
+            .expect("standings");
+        let got: Vec<(String, u64)> = page
+            .entries
+            .iter()
+            .map(|e| (e.player.clone(), e.packed))
+            .collect();
+        let want: Vec<(String, u64)> = cases
+            .iter()
+            .map(|(p, score, tick)| ((*p).to_owned(), packing.pack(*score, *tick).expect("pack")))
+            .collect();
+        assert_eq!(got, want, "{resolution}");
+        for (rank, (player, packed)) in want.iter().enumerate() {
+            let entry = league.store().entry(&bracket, player).await.expect("entry");
+            assert_eq!(entry, Some((rank as u64, *packed)), "{resolution} {player}");
+        }
+        let around = league
+            .store()
+            .around(&bracket, "c-last", 1, 1)
+            .await
+            .expect("around")
+            .expect("on the board");
+        assert_eq!(around.offset, 1);
+        assert_eq!(
+            around.entries.iter().map(|e| e.packed).collect::<Vec<_>>(),
+            vec![want[1].1, want[2].1, want[3].1]
+        );
+        let standings = league
+            .standings("bronze", 1, Some(period), 0, 10)
+            .await
+            .expect("standings");
+        assert_eq!(standings.entries[0].score, max);
+        assert_eq!(standings.entries[3].score, max - 1);
+    }
+}
+
+/// Increments one unit at a time just below max_score stay exact, and the step past
+/// it is refused without writing.
+#[tokio::test]
+async fn increments_near_the_limit_are_exact() {
+    let s = season(&unique_prefix("inc"), "increment", "1s", 100, None);
+    let max = s.packing.max_score();
+    let league = League::new(s.clone(), redis_store().await);
+    let at = opts_at(at_tick(&s, 7));
+    let first = league
+        .submit("p", (max - 5) as i64, at.clone())
+        .await
+        .expect("first");
+    assert_eq!(first.score, max - 5);
+    for i in 1..=5 {
+        let sub = league.submit("p", 1, at.clone()).await.expect("increment");
+        assert_eq!(sub.score, max - 5 + i);
+    }
+    let refused = league.submit("p", 1, at.clone()).await;
+    assert!(
+        matches!(refused, Err(Error::Input(InputError::Score(_)))),
+        "{refused:?}"
+    );
+    let view = league.player("p", None).await;
+    let period = league.period_at(Some(start())).expect("period").id;
+    let bracket = s.keys().bracket(period, "bronze", 1);
+    let entry = league.store().entry(&bracket, "p").await.expect("entry");
+    assert_eq!(
+        entry,
+        Some((0, s.packing.pack(max, 7).expect("pack"))),
+        "{view:?}"
+    );
+    let back = league
+        .submit("p", -(max as i64), at)
+        .await
+        .expect("to zero");
+    assert_eq!(back.score, 0);
+}
+
+/// A tiny deterministic generator, so failures reproduce.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 11
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// `update.lua` computes exactly what `Packing::apply` computes, in every mode, with
+/// the largest max_score, on random updates: scores, times, ranks and refusals.
+#[tokio::test]
+async fn update_script_mirrors_packing_apply() {
+    for mode in [ScoreMode::Increment, ScoreMode::Best, ScoreMode::Set] {
+        let s = season(&unique_prefix("mirror"), mode.as_str(), "1s", 100, None);
+        let packing = s.packing;
+        let max = packing.max_score();
+        let league = League::new(s.clone(), redis_store().await);
+        let period = league.period_at(Some(start())).expect("period").id;
+        let bracket = s.keys().bracket(period, "bronze", 1);
+        let mut rng = Lcg(0x5eed ^ mode.as_str().len() as u64);
+        let mut model: HashMap<String, u64> = HashMap::new();
+        for step in 0..300 {
+            let player = format!("p{}", rng.below(6));
+            // Values the engine does not refuse up front: |delta| <= max, or 0..=max.
+            let value: i64 = match (mode, rng.below(5)) {
+                (_, 0) => max as i64,
+                (_, 1) => 0,
+                (ScoreMode::Increment, 2) => -(rng.below(max + 1) as i64),
+                (ScoreMode::Increment, 3) => rng.below(3) as i64 - 1,
+                _ => rng.below(max + 1) as i64,
+            };
+            let tick = match rng.below(3) {
+                0 => 0,
+                1 => 86_399,
+                _ => rng.below(86_400),
+            };
+            let current = *model.entry(player.clone()).or_insert(0);
+            let expected = packing.apply(mode, Some(current), value, tick);
+            let got = league
+                .submit(&player, value, opts_at(at_tick(&s, tick)))
+                .await;
+            match (expected, got) {
+                (Ok(packed), Ok(sub)) => {
+                    model.insert(player.clone(), packed);
+                    let mut order: Vec<(&String, &u64)> = model.iter().collect();
+                    order.sort_by(|a, b| b.1.cmp(a.1).then(a.0.as_bytes().cmp(b.0.as_bytes())));
+                    let rank = order
+                        .iter()
+                        .position(|(p, _)| **p == player)
+                        .expect("in model");
+                    assert_eq!(sub.score, packed / packing.span(), "step {step}");
+                    assert_eq!(sub.rank, rank as u64 + 1, "step {step}");
+                    assert!(sub.applied);
+                    let entry = league
+                        .store()
+                        .entry(&bracket, &player)
+                        .await
+                        .expect("entry");
+                    assert_eq!(entry, Some((rank as u64, packed)), "{mode:?} step {step}");
+                }
+                (Err(_), Err(Error::Input(InputError::Score(_)))) => {
+                    let entry = league
+                        .store()
+                        .entry(&bracket, &player)
+                        .await
+                        .expect("entry");
+                    assert_eq!(entry.map(|e| e.1), Some(current), "refusal wrote");
+                }
+                (want, got) => panic!("{mode:?} step {step}: expected {want:?}, got {got:?}"),
+            }
+        }
+    }
+}
+
+/// Every script touches one group's keys, and each group shares one hash tag, whatever
+/// the ids contain.
+#[test]
+fn keys_of_each_script_share_one_slot() {
+    let keys = Keys::new("lk", "season");
+    for id in ["plain", "a}b", "{x}", "a:b", "a b", "%7D", "é{}", "u/1"] {
+        let bracket = keys.bracket(3, "gold", 2);
+        let tag = hash_tag(&bracket.board);
+        // update.lua: board, meta, idempotency key; enter/standings/around: board, prof.
+        for key in [&bracket.meta, &bracket.profiles, &bracket.request(id)] {
+            assert_eq!(hash_tag(key), tag, "{key}");
+        }
+        // join.lua: assign, joins, meta.
+        let period = keys.period(3);
+        assert_eq!(hash_tag(&period.joins), hash_tag(&period.assign));
+        assert_eq!(hash_tag(&period.meta), hash_tag(&period.assign));
+        // record_state.lua and the profile: one player's keys.
+        let player = keys.player(id);
+        assert_eq!(hash_tag(&player.profile), hash_tag(&player.state));
+        assert_ne!(
+            hash_tag(&player.state),
+            player.state,
+            "no tag in {}",
+            player.state
+        );
+    }
+}
+
+/// Starts a single-node Redis Cluster that owns every slot. Redis then refuses any
+/// script whose declared keys span two slots (CROSSSLOT); with
+/// `scripts_touch_only_declared_keys` (in `src/redis_store.rs`), which checks that no
+/// script touches a key it did not declare, every store operation that succeeds here
+/// would run unchanged on a real cluster.
+fn cluster_node() -> RedisServer {
+    let server = RedisServer::start(&[
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+    ]);
+    let added = common::command(server.port, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"])
+        .expect("cluster addslotsrange");
+    if !added.starts_with("+OK") {
+        // Redis before 7.0 has no ADDSLOTSRANGE.
+        let slots: Vec<String> = (0..16384).map(|s| s.to_string()).collect();
+        let mut args = vec!["CLUSTER", "ADDSLOTS"];
+        args.extend(slots.iter().map(String::as_str));
+        let added = common::command(server.port, &args).expect("cluster addslots");
+        assert!(added.starts_with("+OK"), "CLUSTER ADDSLOTS: {added}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let info = common::command(server.port, &["CLUSTER", "INFO"]).expect("cluster info");
+        if info.contains("cluster_state:ok") {
+            return server;
+        }
+        assert!(Instant::now() < deadline, "cluster never became ok: {info}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test]
+async fn every_operation_runs_on_a_cluster_node() {
+    let node = cluster_node();
+    // The check has teeth: two tags in one script are refused.
+    let cross =
+        common::command(node.port, &["EVAL", "return 1", "2", "{a}x", "{b}y"]).expect("eval");
+    assert!(cross.starts_with("-CROSSSLOT"), "{cross}");
+
+    let store = RedisStore::connect(&node.url(), RedisOptions::default())
+        .await
+        .expect("connect to the cluster node");
+    let s = season(
+        &unique_prefix("cluster"),
+        "increment",
+        "1s",
+        2,
+        Some(1_000_000),
+    );
+    let league = League::new(s.clone(), store.clone());
+    let at = opts_at(at_tick(&s, 10));
+    for player in ["a{1}", "b:2", "c 3", "d}4", "e"] {
+        league.join(player, Some(start())).await.expect("join");
+        league
+            .submit(player, 10, at.clone().request_id(format!("r-{player}")))
+            .await
+            .expect("submit");
+        league
+            .set_profile(player, &[("name".into(), format!("N {player}"))])
+            .await
+            .expect("set profile");
+    }
+    let again = league
+        .submit("a{1}", 10, at.clone().request_id("r-a{1}"))
+        .await
+        .expect("duplicate");
+    assert!(!again.applied);
+    let batch: Vec<BatchItem> = (0..20)
+        .map(|i| {
+            BatchItem::new(format!("p{i}"), i)
+                .with_options(at.clone().request_id(format!("batch-{}", i % 7)))
+        })
+        .collect();
+    for result in league.submit_many(&batch).await.expect("submit_many") {
+        result.expect("batch item");
+    }
+    let period = league.period_at(Some(start())).expect("period").id;
+    let standings = league
+        .standings("bronze", 1, Some(period), 0, 10)
+        .await
+        .expect("standings");
+    assert_eq!(standings.players, 2);
+    assert!(
+        league
+            .around("b:2", 2, Some(period))
+            .await
+            .expect("around")
+            .is_some()
+    );
+    league.player("c 3", Some(period)).await.expect("player");
+    league.profile("d}4").await.expect("profile");
+    let counts = league.counts(Some(period)).await.expect("counts");
+    assert_eq!(counts.iter().map(|c| c.players).sum::<u64>(), 25);
+}
+
+/// A server that accepts connections and never answers.
+fn silent_server() -> (u16, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let handle = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        listener.set_nonblocking(true).expect("nonblocking");
+        while Instant::now() < deadline {
+            match listener.accept() {
+                Ok((socket, _)) => held.push(socket),
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    });
+    (port, handle)
+}
+
+/// A server that never answers gives an error within the configured timeouts, not a
+/// hang (whether redis-rs notices at connect or at the first command).
+#[tokio::test]
+async fn a_silent_server_times_out() {
+    let (port, _server) = silent_server();
+    let options = RedisOptions::default()
+        .with_connection_timeout(Duration::from_millis(200))
+        .with_response_timeout(Duration::from_millis(200))
+        .with_reconnect_retries(0)
+        .with_command_attempts(1);
+    let began = Instant::now();
+    let url = format!("redis://127.0.0.1:{port}/");
+    let outcome = match RedisStore::connect(&url, options).await {
+        Err(e) => Err(e),
+        Ok(store) => {
+            let keys = Keys::new("lk", "s").bracket(1, "gold", 1);
+            store.entry(&keys, "p").await.map(|_| ())
+        }
+    };
+    let elapsed = began.elapsed();
+    assert!(outcome.is_err(), "a silent server answered: {outcome:?}");
+    assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
+    eprintln!(
+        "silent server: error after {elapsed:?}: {}",
+        outcome.unwrap_err()
+    );
+}
+
+/// Pauses every client of `server` for `millis` (the server runs the queued commands
+/// afterwards, as it would after a network stall).
+fn pause(server: &RedisServer, millis: u64) {
+    let ok = common::command(server.port, &["CLIENT", "PAUSE", &millis.to_string()])
+        .expect("client pause");
+    assert!(ok.starts_with("+OK"), "CLIENT PAUSE: {ok}");
+}
+
+/// A league on a private server (pausing the shared one would slow other tests).
+async fn private_league(
+    server: &RedisServer,
+    options: RedisOptions,
+) -> (League<RedisStore>, Season) {
+    let store = RedisStore::connect(&server.url(), options)
+        .await
+        .expect("connect");
+    let s = season(
+        &unique_prefix("retry"),
+        "increment",
+        "1s",
+        100,
+        Some(1_000_000),
+    );
+    (League::new(s.clone(), store), s)
+}
+
+#[tokio::test]
+async fn a_reply_slower_than_response_timeout_is_a_timeout_error() {
+    let server = RedisServer::start(&[]);
+    let options = RedisOptions::default()
+        .with_response_timeout(Duration::from_millis(100))
+        .with_command_attempts(1);
+    let (league, s) = private_league(&server, options).await;
+    let bracket = s.keys().bracket(1, "bronze", 1);
+    league
+        .store()
+        .entry(&bracket, "p")
+        .await
+        .expect("entry before the pause");
+    pause(&server, 600);
+    let began = Instant::now();
+    let err = league
+        .store()
+        .entry(&bracket, "p")
+        .await
+        .expect_err("paused");
+    let elapsed = began.elapsed();
+    match &err {
+        StoreError::Redis(e) => assert!(e.is_timeout(), "not a timeout: {e}"),
+        other => panic!("expected a Redis timeout, got {other:?}"),
+    }
+    assert!(elapsed < Duration::from_millis(500), "took {elapsed:?}");
+}
+
+/// An update with a request id whose reply timed out is retried; the retry finds the
+/// first attempt's record, which carries this call's token, so the caller gets
+/// `applied: true` and the score moved once.
+#[tokio::test]
+async fn a_retried_update_with_a_request_id_applies_once_and_reports_applied() {
+    let server = RedisServer::start(&[]);
+    let options = RedisOptions::default()
+        .with_response_timeout(Duration::from_millis(400))
+        .with_retry_delay(Duration::from_millis(50))
+        .with_command_attempts(3);
+    let (league, s) = private_league(&server, options).await;
+    let at = opts_at(at_tick(&s, 5));
+    league.submit("p", 10, at.clone()).await.expect("place");
+    pause(&server, 600);
+    let began = Instant::now();
+    let sub = league
+        .submit("p", 5, at.clone().request_id("once"))
+        .await
+        .expect("retried update");
+    let elapsed = began.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(400),
+        "no timeout happened: {elapsed:?}"
+    );
+    assert!(
+        sub.applied,
+        "the caller's own first attempt is not a duplicate"
+    );
+    assert_eq!(sub.score, 15);
+    let again = league
+        .submit("p", 5, at.request_id("once"))
+        .await
+        .expect("repeat");
+    assert!(!again.applied);
+    assert_eq!(again.score, 15);
+    let view = league.player("p", Some(1)).await.expect("player");
+    assert_eq!(view.score, Some(15));
+}
+
+/// Without a request id an update is not retried: the first attempt may run after
+/// its reply timed out (as here), and a second would apply the delta twice.
+#[tokio::test]
+async fn an_update_without_a_request_id_is_not_retried() {
+    let server = RedisServer::start(&[]);
+    let options = RedisOptions::default()
+        .with_response_timeout(Duration::from_millis(200))
+        .with_retry_delay(Duration::from_millis(10))
+        .with_command_attempts(5);
+    let (league, s) = private_league(&server, options).await;
+    let at = opts_at(at_tick(&s, 5));
+    league.submit("p", 10, at.clone()).await.expect("place");
+    pause(&server, 500);
+    let began = Instant::now();
+    let err = league.submit("p", 5, at).await.expect_err("timed out");
+    assert!(
+        began.elapsed() < Duration::from_millis(450),
+        "retried: {err}"
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let view = league.player("p", Some(1)).await.expect("player");
+    assert_eq!(view.score, Some(15), "the paused update ran exactly once");
+}
+
+/// `update_many` sends a whole batch in one pipeline and answers exactly as the same
+/// updates sent one at a time.
+#[tokio::test]
+async fn update_many_pipelines_and_matches_sequential_updates() {
+    const N: usize = 1000;
+    let mut rng = Lcg(42);
+    let items: Vec<BatchItem> = (0..N)
+        .map(|i| {
+            let player = format!("p{:03}", rng.below(150));
+            // Some negative deltas take scores below 0 and are refused in place.
+            let value = rng.below(40) as i64 - 8;
+            let mut options = opts_at(start() + chrono::Duration::seconds(i as i64));
+            if rng.below(3) == 0 {
+                options = options.request_id(format!("rq{}", rng.below(200)));
+            }
+            BatchItem::new(player, value).with_options(options)
+        })
+        .collect();
+    let players: Vec<String> = (0..150).map(|i| format!("p{i:03}")).collect();
+    let store = redis_store().await;
+    let batched = League::new(
+        season(
+            &unique_prefix("batch"),
+            "increment",
+            "1s",
+            40,
+            Some(1_000_000),
+        ),
+        store.clone(),
+    );
+    let sequential = League::new(
+        season(
+            &unique_prefix("seq"),
+            "increment",
+            "1s",
+            40,
+            Some(1_000_000),
+        ),
+        store,
+    );
+    // Place everyone first, so only the updates are timed.
+    for league in [&batched, &sequential] {
+        for p in &players {
+            league.join(p, Some(start())).await.expect("join");
+        }
+    }
+    let began = Instant::now();
+    let many = batched.submit_many(&items).await.expect("submit_many");
+    let pipelined = began.elapsed();
+    let began = Instant::now();
+    let mut one_by_one = Vec::with_capacity(N);
+    for item in &items {
+        one_by_one.push(
+            sequential
+                .submit(&item.player, item.value, item.options.clone())
+                .await,
+        );
+    }
+    let sequential_time = began.elapsed();
+    assert_eq!(many.len(), N);
+    let (mut applied, mut duplicate, mut refused) = (0, 0, 0);
+    for (i, (a, b)) in many.iter().zip(&one_by_one).enumerate() {
+        match (a, b) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a, b, "item {i}");
+                if a.applied {
+                    applied += 1;
+                } else {
+                    duplicate += 1;
+                }
+            }
+            (Err(a), Err(b)) => {
+                assert_eq!(a.to_string(), b.to_string(), "item {i}");
+                refused += 1;
+            }
+            (a, b) => panic!("item {i}: batch {a:?} vs sequential {b:?}"),
+        }
+    }
+    assert!(
+        applied > 0 && duplicate > 0 && refused > 0,
+        "{applied} {duplicate} {refused}"
+    );
+    for bracket in 1..=4 {
+        let a = batched
+            .standings("bronze", bracket, Some(1), 0, 100)
+            .await
+            .expect("a");
+        let b = sequential
+            .standings("bronze", bracket, Some(1), 0, 100)
+            .await
+            .expect("b");
+        assert_eq!(a.entries, b.entries, "bracket {bracket}");
+    }
+    eprintln!(
+        "{N} updates ({applied} applied, {duplicate} duplicate, {refused} refused): \
+         pipelined {pipelined:?}, one at a time {sequential_time:?}"
+    );
+}
+
+/// A TCP proxy to `upstream` that holds every chunk of bytes for `delay` before
+/// passing it on, in both directions: a slow network, where round trips dominate.
+fn slow_proxy(upstream: u16, delay: Duration) -> u16 {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+
+    fn pump(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            std::thread::sleep(delay);
+            if to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Both);
+    }
+
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind proxy");
+    let port = listener.local_addr().expect("proxy addr").port();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { break };
+            let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                continue;
+            };
+            let (Ok(client2), Ok(server2)) = (client.try_clone(), server.try_clone()) else {
+                continue;
+            };
+            std::thread::spawn(move || pump(client, server, delay));
+            std::thread::spawn(move || pump(server2, client2, delay));
+        }
+    });
+    port
+}
+
+/// Over a slow link a batch costs about one round trip, not one per update: proof
+/// that `update_many` pipelines.
+#[tokio::test]
+async fn update_many_costs_one_round_trip_not_one_per_update() {
+    const N: usize = 500;
+    let server = RedisServer::start(&[]);
+    let proxy = slow_proxy(server.port, Duration::from_millis(30));
+    let s = season(
+        &unique_prefix("rtt"),
+        "increment",
+        "1s",
+        100,
+        Some(1_000_000),
+    );
+    let players = ["a", "b", "c", "d"];
+    // Place the players over the direct connection...
+    let direct = RedisStore::connect(&server.url(), RedisOptions::default())
+        .await
+        .expect("connect");
+    let placed = League::new(s.clone(), direct);
+    for p in players {
+        placed.join(p, Some(start())).await.expect("join");
+    }
+    // ...then update over the slow one.
+    let slow = RedisStore::connect(
+        &format!("redis://127.0.0.1:{proxy}/"),
+        RedisOptions::default(),
+    )
+    .await
+    .expect("connect through the proxy");
+    let league = League::new(s.clone(), slow.clone());
+    let bracket = s.keys().bracket(1, "bronze", 1);
+    slow.entry(&bracket, "a").await.expect("warm up");
+    let began = Instant::now();
+    slow.entry(&bracket, "a").await.expect("entry");
+    let rtt = began.elapsed();
+    let items: Vec<BatchItem> = (0..N)
+        .map(|i| {
+            BatchItem::new(players[i % players.len()], 1)
+                .with_options(opts_at(at_tick(&s, i as u64)).request_id(format!("r{i}")))
+        })
+        .collect();
+    let began = Instant::now();
+    let results = league.submit_many(&items).await.expect("submit_many");
+    let batch = began.elapsed();
+    assert!(results.iter().all(|r| r.as_ref().is_ok_and(|s| s.applied)));
+    let view = placed.player("a", Some(1)).await.expect("player");
+    assert_eq!(view.score, Some((N / players.len()) as u64));
+    eprintln!(
+        "slow link: one round trip {rtt:?}; {N} updates in one batch {batch:?} \
+         (one at a time would take about {:?})",
+        rtt * N as u32
+    );
+    // The engine looks up each player's placement once (4 round trips), then the
+    // batch: one pipeline, a few chunks each way. One round trip per update would be
+    // 500.
+    assert!(batch < rtt * 12, "batch {batch:?} vs round trip {rtt:?}");
+}
+
+/// With RESP3 (`?protocol=resp3`) Redis sends maps, doubles and booleans where RESP2
+/// sends arrays, strings and nils; every reply still parses to the same answers.
+#[tokio::test]
+async fn resp3_connections_answer_the_same() {
+    let url = redis_url();
+    let resp3_url = if url.contains('?') {
+        format!("{url}&protocol=resp3")
+    } else {
+        format!("{url}?protocol=resp3")
+    };
+    let resp3 = RedisStore::connect(&resp3_url, RedisOptions::default())
+        .await
+        .expect("connect with RESP3");
+    let resp2 = redis_store().await;
+    let mut results = Vec::new();
+    for store in [resp2, resp3] {
+        let s = season(&unique_prefix("resp"), "best", "1s", 100, Some(1_000_000));
+        let keys = s.keys();
+        let league = League::new(s.clone(), store.clone());
+        for (i, p) in ["x", "y", "z"].iter().enumerate() {
+            league
+                .set_profile(p, &[("name".into(), format!("N{i}"))])
+                .await
+                .expect("profile");
+            league
+                .submit(p, 100 - i as i64, opts_at(at_tick(&s, i as u64)))
+                .await
+                .expect("submit");
+        }
+        league.join("idle", Some(start())).await.expect("join");
+        let bracket = keys.bracket(1, "bronze", 1);
+        let page = store.standings(&bracket, 0, 10).await.expect("standings");
+        let around = store.around(&bracket, "y", 1, 1).await.expect("around");
+        let entry = store.entry(&bracket, "z").await.expect("entry");
+        let missing = store.entry(&bracket, "nobody").await.expect("entry");
+        let joined = store.joined(&keys.period(1)).await.expect("joined");
+        let profile = store.profile(&keys.player("x")).await.expect("profile");
+        let state = store.player_state(&keys.player("x")).await.expect("state");
+        let no_state = store
+            .player_state(&keys.player("nobody"))
+            .await
+            .expect("state");
+        let placement = store
+            .placement(&keys.period(1), "y")
+            .await
+            .expect("placement");
+        results.push(format!(
+            "{page:?} {around:?} {entry:?} {missing:?} {joined:?} {profile:?} {state:?} \
+             {no_state:?} {placement:?}"
+        ));
+    }
+    assert_eq!(results[0], results[1]);
+}
+
+/// Data leaguekit did not write is reported as a protocol error, never trusted or
+/// unwrapped.
+#[tokio::test]
+async fn foreign_data_is_a_protocol_error() {
+    let s = season(
+        &unique_prefix("foreign"),
+        "increment",
+        "1s",
+        100,
+        Some(1_000),
+    );
+    let keys = s.keys();
+    let store = redis_store().await;
+    let league = League::new(s.clone(), store.clone());
+    league
+        .submit("ok", 1, opts_at(start()))
+        .await
+        .expect("submit");
+    let bracket = keys.bracket(1, "bronze", 1);
+    let client = redis::Client::open(redis_url()).expect("client");
+    let mut con = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect");
+    // A positive score is minus a negative packed value; 0.5 is not an integer.
+    let _: redis::Value = redis::cmd("ZADD")
+        .arg(&bracket.board)
+        .arg("5")
+        .arg("neg")
+        .arg("-0.5")
+        .arg("half")
+        .query_async(&mut con)
+        .await
+        .expect("zadd");
+    let protocol = |r: Result<_, StoreError>| matches!(r, Err(StoreError::Protocol(_)));
+    assert!(protocol(store.standings(&bracket, 0, 10).await.map(|_| ())));
+    assert!(protocol(store.entry(&bracket, "half").await.map(|_| ())));
+    assert!(protocol(
+        store.around(&bracket, "neg", 0, 0).await.map(|_| ())
+    ));
+    let refused = league.submit("half", 1, opts_at(start())).await;
+    assert!(
+        matches!(refused, Err(Error::Store(StoreError::Protocol(_)))),
+        "{refused:?}"
+    );
+    let _: redis::Value = redis::cmd("HSET")
+        .arg(&keys.period(1).assign)
+        .arg("odd")
+        .arg("no-bracket")
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    assert!(protocol(
+        store.placement(&keys.period(1), "odd").await.map(|_| ())
+    ));
+    let joined = store.join(&keys.period(1), "odd", "bronze", 100).await;
+    assert!(protocol(joined.map(|_| ())));
+}
+
+/// A period marked closing refuses joins; a closed bracket refuses updates.
+#[tokio::test]
+async fn closing_and_closed_markers_are_honoured() {
+    let s = season(
+        &unique_prefix("closed"),
+        "increment",
+        "1s",
+        100,
+        Some(1_000),
+    );
+    let keys = s.keys();
+    let store = redis_store().await;
+    let league = League::new(s.clone(), store.clone());
+    league
+        .submit("a", 1, opts_at(start()))
+        .await
+        .expect("submit");
+    let client = redis::Client::open(redis_url()).expect("client");
+    let mut con = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect");
+    let _: redis::Value = redis::cmd("HSET")
+        .arg(&keys.bracket(1, "bronze", 1).meta)
+        .arg("closed")
+        .arg("1")
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    let refused = league.submit("a", 1, opts_at(start())).await;
+    assert!(
+        matches!(refused, Err(Error::Input(InputError::PeriodClosed { .. }))),
+        "{refused:?}"
+    );
+    let _: redis::Value = redis::cmd("HSET")
+        .arg(&keys.period(1).meta)
+        .arg("closing")
+        .arg("1")
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    let joined = store.join(&keys.period(1), "late", "bronze", 100).await;
+    assert!(
+        matches!(&joined, Err(StoreError::Protocol(m)) if m.contains("LK_CLOSED")),
+        "{joined:?}"
+    );
+}
