@@ -12,11 +12,20 @@ use leaguekit::{League, MemoryStore, RedisOptions, RedisStore, Season, Store};
 async fn play<S: Store>(league: League<S>) -> Result<(), leaguekit::Error> {
     // The first score of a period places the player in a bracket of their tier.
     for (player, points) in [("ana", 120), ("bo", 80), ("cy", 120), ("dee", 15)] {
-        league.set_profile(player, &[("name".into(), player.to_uppercase())]).await?;
-        let s = league
-            .submit(player, points, SubmitOptions::default().request_id(format!("{player}-match-1")))
+        league
+            .set_profile(player, &[("name".into(), player.to_uppercase())])
             .await?;
-        println!("{player}: score {} rank {} in {} #{}", s.score, s.rank, s.tier, s.bracket);
+        let s = league
+            .submit(
+                player,
+                points,
+                SubmitOptions::default().request_id(format!("{player}-match-1")),
+            )
+            .await?;
+        println!(
+            "{player}: score {} rank {} in {} #{}",
+            s.score, s.rank, s.tier, s.bracket
+        );
     }
     // A retried request changes nothing and answers as the first time did.
     let retry = league
@@ -25,9 +34,15 @@ async fn play<S: Store>(league: League<S>) -> Result<(), leaguekit::Error> {
     assert!(!retry.applied);
 
     let table = league.standings("bronze", 1, None, 0, 10).await?;
-    println!("period {} bronze #1, {} players:", table.period, table.players);
+    println!(
+        "period {} bronze #1, {} players:",
+        table.period, table.players
+    );
     for e in table.entries {
-        println!("  {:>3}. {:<6} {:>6}  {}", e.rank, e.player, e.score, e.profile);
+        println!(
+            "  {:>3}. {:<6} {:>6}  {}",
+            e.rank, e.player, e.score, e.profile
+        );
     }
     Ok(())
 }

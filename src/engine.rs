@@ -286,7 +286,8 @@ impl<S: Store> League<S> {
 
     fn tick(&self, period: &Period, at: DateTime<Utc>) -> Result<u64, InputError> {
         let millis = (at - period.start).num_milliseconds();
-        let tick = u64::try_from(millis).unwrap_or(0) / self.season.scoring.time_resolution.millis();
+        let tick =
+            u64::try_from(millis).unwrap_or(0) / self.season.scoring.time_resolution.millis();
         if tick >= self.season.packing.ticks() {
             return Err(InputError::Other(format!(
                 "period {} is longer than the season's validated longest period; \
@@ -382,9 +383,7 @@ impl<S: Store> League<S> {
         let profile = self.profile_json(player).await?;
         // Entering the board and recording state are idempotent, so a join that was
         // interrupted between its steps is completed by the next join or score.
-        self.store
-            .enter(&bkeys, player, profile.as_deref())
-            .await?;
+        self.store.enter(&bkeys, player, profile.as_deref()).await?;
         self.store
             .record_state(
                 &pkeys,
@@ -465,13 +464,15 @@ impl<S: Store> League<S> {
                     crate::score::ScoreMode::Increment => cur as i128 + value as i128,
                     _ => value as i128,
                 };
-                return Err(InputError::Score(crate::score::ScoreRangeError::OutOfRange {
-                    current: cur,
-                    value,
-                    result,
-                    max: self.season.packing.max_score(),
-                })
-                .into());
+                return Err(
+                    InputError::Score(crate::score::ScoreRangeError::OutOfRange {
+                        current: cur,
+                        value,
+                        result,
+                        max: self.season.packing.max_score(),
+                    })
+                    .into(),
+                );
             }
         };
         let (score, _) = self.season.packing.unpack(reply.packed);
@@ -506,13 +507,15 @@ impl<S: Store> League<S> {
             _ => value < 0 || value as u64 > max,
         };
         if hopeless {
-            return Err(InputError::Score(crate::score::ScoreRangeError::OutOfRange {
-                current: 0,
-                value,
-                result: value as i128,
-                max,
-            })
-            .into());
+            return Err(
+                InputError::Score(crate::score::ScoreRangeError::OutOfRange {
+                    current: 0,
+                    value,
+                    result: value as i128,
+                    max,
+                })
+                .into(),
+            );
         }
         let at = options.at.unwrap_or_else(|| self.clock.now());
         let period = self.period_at(Some(at))?;
@@ -589,18 +592,16 @@ impl<S: Store> League<S> {
         }
         for ((i, (period, _, tier, bracket)), reply) in pending.into_iter().zip(replies) {
             let item = &items[i];
-            results[i] = Some(self.submission(
-                &item.player,
-                period.id,
-                tier,
-                bracket,
-                reply,
-                item.value,
-            ));
+            results[i] =
+                Some(self.submission(&item.player, period.id, tier, bracket, reply, item.value));
         }
         Ok(results
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(InputError::Other("internal: missing result".into()).into())))
+            .map(|r| {
+                r.unwrap_or_else(
+                    || Err(InputError::Other("internal: missing result".into()).into()),
+                )
+            })
             .collect())
     }
 
@@ -694,7 +695,12 @@ impl<S: Store> League<S> {
         };
         let Some(page) = self
             .store
-            .around(&self.keys.bracket(period.id, &tier, bracket), player, radius, radius)
+            .around(
+                &self.keys.bracket(period.id, &tier, bracket),
+                player,
+                radius,
+                radius,
+            )
             .await?
         else {
             return Ok(None);
@@ -716,7 +722,11 @@ impl<S: Store> League<S> {
 
     /// The player's tier, bracket, rank and score in a period (default: current).
     #[instrument(skip(self), err)]
-    pub async fn player(&self, player: &str, period: Option<PeriodId>) -> Result<PlayerView, Error> {
+    pub async fn player(
+        &self,
+        player: &str,
+        period: Option<PeriodId>,
+    ) -> Result<PlayerView, Error> {
         validate_player(player)?;
         let period = self.resolve_period(period)?;
         let placed = self

@@ -22,7 +22,9 @@ pub enum Error {
 #[non_exhaustive]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("cannot read season file {path}: {source}; check the path (--config or LEAGUEKIT_CONFIG)")]
+    #[error(
+        "cannot read season file {path}: {source}; check the path (--config or LEAGUEKIT_CONFIG)"
+    )]
     Read {
         /// The path that was tried.
         path: String,
@@ -57,7 +59,9 @@ pub enum InputError {
         why: &'static str,
     },
     /// A request id that is empty, too long, or contains control characters.
-    #[error("invalid request id {id:?}: {why}; use 1-128 bytes of UTF-8 without control characters")]
+    #[error(
+        "invalid request id {id:?}: {why}; use 1-128 bytes of UTF-8 without control characters"
+    )]
     RequestId {
         /// The id as given.
         id: String,
@@ -82,13 +86,17 @@ pub enum InputError {
         at: DateTime<Utc>,
     },
     /// An update for a period that has been closed.
-    #[error("period {period} is closed; updates with a time in it are refused (send the current time)")]
+    #[error(
+        "period {period} is closed; updates with a time in it are refused (send the current time)"
+    )]
     PeriodClosed {
         /// The closed period.
         period: u64,
     },
     /// The player is not placed in a bracket this period and the season needs an explicit join.
-    #[error("player {player:?} has not joined period {period}; call join first (the season uses join = \"explicit\")")]
+    #[error(
+        "player {player:?} has not joined period {period}; call join first (the season uses join = \"explicit\")"
+    )]
     NotJoined {
         /// The player.
         player: String,
@@ -155,7 +163,9 @@ pub enum StoreError {
     #[error("period is closed")]
     PeriodClosed,
     /// The store answered something this version of leaguekit does not understand.
-    #[error("unexpected reply from the store: {0}; is another version of leaguekit writing under the same key_prefix?")]
+    #[error(
+        "unexpected reply from the store: {0}; is another version of leaguekit writing under the same key_prefix?"
+    )]
     Protocol(String),
 }
 

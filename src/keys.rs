@@ -175,12 +175,11 @@ pub struct PlayerKeys {
 
 /// The Redis Cluster hash tag of a key: the part between the first `{` and the next `}`.
 pub fn hash_tag(key: &str) -> &str {
-    if let Some(open) = key.find('{') {
-        if let Some(len) = key[open + 1..].find('}') {
-            if len > 0 {
-                return &key[open + 1..open + 1 + len];
-            }
-        }
+    if let Some(open) = key.find('{')
+        && let Some(len) = key[open + 1..].find('}')
+        && len > 0
+    {
+        return &key[open + 1..open + 1 + len];
     }
     key
 }

@@ -14,7 +14,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 #[derive(Parser, Debug)]
-#[command(name = "leaguekit", version, about = "Tiered, bracketed leagues on Redis")]
+#[command(
+    name = "leaguekit",
+    version,
+    about = "Tiered, bracketed leagues on Redis"
+)]
 struct Cli {
     /// Season file [default: $LEAGUEKIT_CONFIG, then config/season.toml]
     #[arg(long, global = true, env = "LEAGUEKIT_CONFIG")]
@@ -126,7 +130,11 @@ fn usage(message: impl Into<String>) -> Failure {
 fn parse_time(s: &str) -> Result<DateTime<Utc>, Failure> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| usage(format!("invalid time {s:?}: {e}; use RFC 3339, e.g. 2026-01-05T12:00:00Z")))
+        .map_err(|e| {
+            usage(format!(
+                "invalid time {s:?}: {e}; use RFC 3339, e.g. 2026-01-05T12:00:00Z"
+            ))
+        })
 }
 
 fn load_season(cli: &Cli) -> Result<Season, Failure> {
@@ -211,7 +219,12 @@ fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
     }
     println!("periods ({}):", season.schedule.timezone);
     for p in periods {
-        println!("  {:>5}  {}  ->  {}", p.id, p.start.to_rfc3339(), p.end.to_rfc3339());
+        println!(
+            "  {:>5}  {}  ->  {}",
+            p.id,
+            p.start.to_rfc3339(),
+            p.end.to_rfc3339()
+        );
     }
     Ok(())
 }
@@ -265,7 +278,10 @@ async fn batch(league: &League<RedisStore>, source: &str) -> Result<(), Failure>
                 });
             chunk.push((i + 1, item));
         }
-        let items: Vec<BatchItem> = chunk.iter().filter_map(|(_, r)| r.as_ref().ok().cloned()).collect();
+        let items: Vec<BatchItem> = chunk
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok().cloned())
+            .collect();
         let mut results = league.submit_many(&items).await?.into_iter();
         let mut out = std::io::stdout().lock();
         for (line, parsed) in &chunk {
@@ -306,7 +322,13 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let league = redis_league(&cli, season).await?;
             print(&league.join(player, at).await?)
         }
-        Command::Submit { player, value, request_id, at, batch: source } => {
+        Command::Submit {
+            player,
+            value,
+            request_id,
+            at,
+            batch: source,
+        } => {
             let league = redis_league(&cli, season).await?;
             if let Some(source) = source {
                 return batch(&league, source).await;
@@ -323,9 +345,19 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             }
             print(&league.submit(player, *value, o).await?)
         }
-        Command::Standings { tier, bracket, period, offset, limit } => {
+        Command::Standings {
+            tier,
+            bracket,
+            period,
+            offset,
+            limit,
+        } => {
             let league = redis_league(&cli, season).await?;
-            print(&league.standings(tier, *bracket, *period, *offset, *limit).await?)
+            print(
+                &league
+                    .standings(tier, *bracket, *period, *offset, *limit)
+                    .await?,
+            )
         }
         Command::Player { player, period } => {
             let league = redis_league(&cli, season).await?;

@@ -14,9 +14,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::StoreError;
 use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys};
 use crate::score::Packing;
-use crate::store::{
-    Joined, Page, PlayerState, RawEntry, Store, Update, UpdateReply, UpdateStatus,
-};
+use crate::store::{Joined, Page, PlayerState, RawEntry, Store, Update, UpdateReply, UpdateStatus};
 
 /// An in-process [`Store`]. Cheap to clone; clones share data.
 #[derive(Debug, Clone)]
@@ -103,16 +101,15 @@ impl BracketData {
                 rank: 0,
             };
         }
-        if let Some((key, _)) = &update.request {
-            if let Some((packed, rank, expires)) = self.requests.get(key) {
-                if *expires > now {
-                    return UpdateReply {
-                        status: UpdateStatus::Duplicate,
-                        packed: *packed,
-                        rank: *rank,
-                    };
-                }
-            }
+        if let Some((key, _)) = &update.request
+            && let Some((packed, rank, expires)) = self.requests.get(key)
+            && *expires > now
+        {
+            return UpdateReply {
+                status: UpdateStatus::Duplicate,
+                packed: *packed,
+                rank: *rank,
+            };
         }
         let current = self.scores.get(update.player).copied();
         // The store trusts the engine's validated season limits.
@@ -339,12 +336,11 @@ impl Store for MemoryStore {
                 None => p.profile.push((k.clone(), v.clone())),
             }
         }
-        if let Some((bracket, player, json)) = cache {
-            if let Some(b) = data.brackets.get_mut(&bracket.base) {
-                if b.scores.contains_key(player) {
-                    b.profiles.insert(player.to_owned(), json.to_owned());
-                }
-            }
+        if let Some((bracket, player, json)) = cache
+            && let Some(b) = data.brackets.get_mut(&bracket.base)
+            && b.scores.contains_key(player)
+        {
+            b.profiles.insert(player.to_owned(), json.to_owned());
         }
         Ok(())
     }

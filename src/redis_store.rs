@@ -592,8 +592,7 @@ impl Store for RedisStore {
         match status {
             "new" => placed(true),
             "existing" => placed(false),
-            // Same message as the in-memory store; a later issue gives it a type.
-            "closed" => Err(protocol("LK_CLOSED period closed")),
+            "closed" => Err(StoreError::PeriodClosed),
             "malformed" => Err(protocol(format!(
                 "join found data it did not write: {}",
                 items

@@ -12,7 +12,9 @@ use leaguekit::{Error, InputError, League, ManualClock, MemoryStore, RedisStore,
 const START: &str = "2026-01-05T00:00:00Z";
 
 fn t(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s).expect("test time").with_timezone(&Utc)
+    DateTime::parse_from_rfc3339(s)
+        .expect("test time")
+        .with_timezone(&Utc)
 }
 
 /// A small season; `extra` is spliced into `[scoring]`/`[brackets]` by replacing
@@ -68,7 +70,11 @@ fn season(prefix: &str, mode: &str, size: u32, join: &str) -> Season {
 /// Builds a league on the store named by `$kind` and runs `$body` with it.
 macro_rules! on_both {
     ($name:ident, |$league:ident, $clock:ident| $body:block) => {
-        on_both!($name, ("increment", 100, "on_first_score"), |$league, $clock| $body);
+        on_both!(
+            $name,
+            ("increment", 100, "on_first_score"),
+            |$league, $clock| $body
+        );
     };
     ($name:ident, ($mode:expr, $size:expr, $join:expr), |$league:ident, $clock:ident| $body:block) => {
         mod $name {
@@ -102,7 +108,12 @@ macro_rules! on_both {
     };
 }
 
-async fn submit_at<S: Store>(l: &League<S>, p: &str, v: i64, at: &str) -> leaguekit::engine::Submission {
+async fn submit_at<S: Store>(
+    l: &League<S>,
+    p: &str,
+    v: i64,
+    at: &str,
+) -> leaguekit::engine::Submission {
     l.submit(p, v, SubmitOptions::default().at(t(at)))
         .await
         .expect("submit")
@@ -143,7 +154,12 @@ on_both!(exact_increment_sum, |league, _clock| {
     for (i, v) in [5, 17, -3, 999_000, -1000, 2].into_iter().enumerate() {
         expected += v;
         let s = league
-            .submit("p", v, SubmitOptions::default().at(t("2026-01-05T01:00:00Z") + Duration::seconds(i as i64)))
+            .submit(
+                "p",
+                v,
+                SubmitOptions::default()
+                    .at(t("2026-01-05T01:00:00Z") + Duration::seconds(i as i64)),
+            )
             .await
             .expect("submit");
         assert_eq!(s.score as i64, expected);
@@ -152,46 +168,89 @@ on_both!(exact_increment_sum, |league, _clock| {
     }
 });
 
-on_both!(best_keeps_maximum_and_time, ("best", 100, "on_first_score"), |league, _clock| {
-    submit_at(&league, "a", 70, "2026-01-05T01:00:00Z").await;
-    submit_at(&league, "b", 70, "2026-01-05T02:00:00Z").await;
-    // A lower value later does not move a's time: a still ranks first.
-    let s = submit_at(&league, "a", 10, "2026-01-05T03:00:00Z").await;
-    assert_eq!(s.score, 70);
-    // Equal to best later: unchanged, keeps the old (earlier) time.
-    submit_at(&league, "a", 70, "2026-01-05T04:00:00Z").await;
-    assert_eq!(order(&league, "bronze", 1).await, [("a".into(), 70), ("b".into(), 70)]);
-    let s = submit_at(&league, "b", 71, "2026-01-05T05:00:00Z").await;
-    assert_eq!((s.score, s.rank), (71, 1));
-});
+on_both!(
+    best_keeps_maximum_and_time,
+    ("best", 100, "on_first_score"),
+    |league, _clock| {
+        submit_at(&league, "a", 70, "2026-01-05T01:00:00Z").await;
+        submit_at(&league, "b", 70, "2026-01-05T02:00:00Z").await;
+        // A lower value later does not move a's time: a still ranks first.
+        let s = submit_at(&league, "a", 10, "2026-01-05T03:00:00Z").await;
+        assert_eq!(s.score, 70);
+        // Equal to best later: unchanged, keeps the old (earlier) time.
+        submit_at(&league, "a", 70, "2026-01-05T04:00:00Z").await;
+        assert_eq!(
+            order(&league, "bronze", 1).await,
+            [("a".into(), 70), ("b".into(), 70)]
+        );
+        let s = submit_at(&league, "b", 71, "2026-01-05T05:00:00Z").await;
+        assert_eq!((s.score, s.rank), (71, 1));
+    }
+);
 
-on_both!(set_replaces, ("set", 100, "on_first_score"), |league, _clock| {
-    submit_at(&league, "a", 70, "2026-01-05T01:00:00Z").await;
-    let s = submit_at(&league, "a", 3, "2026-01-05T02:00:00Z").await;
-    assert_eq!(s.score, 3);
-});
+on_both!(
+    set_replaces,
+    ("set", 100, "on_first_score"),
+    |league, _clock| {
+        submit_at(&league, "a", 70, "2026-01-05T01:00:00Z").await;
+        let s = submit_at(&league, "a", 3, "2026-01-05T02:00:00Z").await;
+        assert_eq!(s.score, 3);
+    }
+);
 
 on_both!(idempotent_retry, |league, _clock| {
-    let opts = SubmitOptions::default().request_id("req-1").at(t("2026-01-05T01:00:00Z"));
+    let opts = SubmitOptions::default()
+        .request_id("req-1")
+        .at(t("2026-01-05T01:00:00Z"));
     let first = league.submit("p", 10, opts.clone()).await.expect("first");
     assert!(first.applied);
-    league.submit("q", 50, SubmitOptions::default().at(t("2026-01-05T01:30:00Z"))).await.expect("q");
+    league
+        .submit(
+            "q",
+            50,
+            SubmitOptions::default().at(t("2026-01-05T01:30:00Z")),
+        )
+        .await
+        .expect("q");
     let again = league.submit("p", 10, opts.clone()).await.expect("retry");
     assert!(!again.applied);
     assert_eq!((again.score, again.rank), (first.score, first.rank));
     let other = league
-        .submit("p", 10, SubmitOptions::default().request_id("req-2").at(t("2026-01-05T02:00:00Z")))
+        .submit(
+            "p",
+            10,
+            SubmitOptions::default()
+                .request_id("req-2")
+                .at(t("2026-01-05T02:00:00Z")),
+        )
         .await
         .expect("second id");
     assert!(other.applied);
     assert_eq!(other.score, 20);
-    assert_eq!(order(&league, "bronze", 1).await, [("q".into(), 50), ("p".into(), 20)]);
+    assert_eq!(
+        order(&league, "bronze", 1).await,
+        [("q".into(), 50), ("p".into(), 20)]
+    );
 });
 
 on_both!(idempotency_window_expires, |league, clock| {
-    let opts = SubmitOptions::default().request_id("r").at(t("2026-01-05T12:00:00Z"));
-    assert!(league.submit("p", 1, opts.clone()).await.expect("first").applied);
-    assert!(!league.submit("p", 1, opts.clone()).await.expect("retry").applied);
+    let opts = SubmitOptions::default()
+        .request_id("r")
+        .at(t("2026-01-05T12:00:00Z"));
+    assert!(
+        league
+            .submit("p", 1, opts.clone())
+            .await
+            .expect("first")
+            .applied
+    );
+    assert!(
+        !league
+            .submit("p", 1, opts.clone())
+            .await
+            .expect("retry")
+            .applied
+    );
     // Redis expiry follows the server's clock, so only the embedded store can be
     // moved past the window here; on Redis the key must still be present.
     clock.advance(Duration::hours(2));
@@ -200,69 +259,116 @@ on_both!(idempotency_window_expires, |league, clock| {
     assert_eq!(later.applied, memory);
 });
 
-on_both!(join_twice_same_bracket_and_split, ("increment", 3, "explicit"), |league, _clock| {
-    let mut brackets = Vec::new();
-    for i in 0..7 {
-        let p = league.join(&format!("p{i}"), None).await.expect("join");
-        assert_eq!(p.tier, "bronze");
-        brackets.push(p.bracket);
+on_both!(
+    join_twice_same_bracket_and_split,
+    ("increment", 3, "explicit"),
+    |league, _clock| {
+        let mut brackets = Vec::new();
+        for i in 0..7 {
+            let p = league.join(&format!("p{i}"), None).await.expect("join");
+            assert_eq!(p.tier, "bronze");
+            brackets.push(p.bracket);
+        }
+        assert_eq!(brackets, [1, 1, 1, 2, 2, 2, 3]);
+        let again = league.join("p4", None).await.expect("rejoin");
+        assert_eq!(again.bracket, 2);
+        let counts = league.counts(None).await.expect("counts");
+        assert_eq!((counts[0].players, counts[0].brackets), (7, 3));
+        assert_eq!(counts[1].players, 0);
+        // Every bracket holds at most its size, and joined players sit on the board.
+        for b in 1..=3 {
+            let s = league
+                .standings("bronze", b, None, 0, 100)
+                .await
+                .expect("standings");
+            assert!(s.players <= 3);
+            assert!(s.entries.iter().all(|e| e.score == 0));
+        }
     }
-    assert_eq!(brackets, [1, 1, 1, 2, 2, 2, 3]);
-    let again = league.join("p4", None).await.expect("rejoin");
-    assert_eq!(again.bracket, 2);
-    let counts = league.counts(None).await.expect("counts");
-    assert_eq!((counts[0].players, counts[0].brackets), (7, 3));
-    assert_eq!(counts[1].players, 0);
-    // Every bracket holds at most its size, and joined players sit on the board.
-    for b in 1..=3 {
-        let s = league.standings("bronze", b, None, 0, 100).await.expect("standings");
-        assert!(s.players <= 3);
-        assert!(s.entries.iter().all(|e| e.score == 0));
-    }
-});
+);
 
-on_both!(concurrent_joins_one_player, ("increment", 5, "explicit"), |league, _clock| {
-    let mut tasks = Vec::new();
-    for _ in 0..32 {
-        let l = league.clone();
-        tasks.push(tokio::spawn(async move { l.join("same", None).await }));
+on_both!(
+    concurrent_joins_one_player,
+    ("increment", 5, "explicit"),
+    |league, _clock| {
+        let mut tasks = Vec::new();
+        for _ in 0..32 {
+            let l = league.clone();
+            tasks.push(tokio::spawn(async move { l.join("same", None).await }));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for task in tasks {
+            let p = task.await.expect("task").expect("join");
+            seen.insert((p.tier, p.bracket));
+        }
+        assert_eq!(seen.len(), 1);
+        let counts = league.counts(None).await.expect("counts");
+        assert_eq!(counts[0].players, 1);
     }
-    let mut seen = std::collections::BTreeSet::new();
-    for task in tasks {
-        let p = task.await.expect("task").expect("join");
-        seen.insert((p.tier, p.bracket));
-    }
-    assert_eq!(seen.len(), 1);
-    let counts = league.counts(None).await.expect("counts");
-    assert_eq!(counts[0].players, 1);
-});
+);
 
-on_both!(explicit_join_required, ("increment", 100, "explicit"), |league, _clock| {
-    let e = league.submit("nobody", 5, SubmitOptions::default()).await.unwrap_err();
-    assert!(matches!(input_err(e), InputError::NotJoined { .. }));
-    league.join("nobody", None).await.expect("join");
-    assert_eq!(league.submit("nobody", 5, SubmitOptions::default()).await.expect("submit").score, 5);
-});
+on_both!(
+    explicit_join_required,
+    ("increment", 100, "explicit"),
+    |league, _clock| {
+        let e = league
+            .submit("nobody", 5, SubmitOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(input_err(e), InputError::NotJoined { .. }));
+        league.join("nobody", None).await.expect("join");
+        assert_eq!(
+            league
+                .submit("nobody", 5, SubmitOptions::default())
+                .await
+                .expect("submit")
+                .score,
+            5
+        );
+    }
+);
 
 on_both!(out_of_range_writes_nothing, |league, _clock| {
     submit_at(&league, "p", 10, "2026-01-05T01:00:00Z").await;
-    let e = league.submit("p", -11, SubmitOptions::default()).await.unwrap_err();
+    let e = league
+        .submit("p", -11, SubmitOptions::default())
+        .await
+        .unwrap_err();
     assert!(matches!(input_err(e), InputError::Score(_)));
-    let e = league.submit("p", 999_991, SubmitOptions::default()).await.unwrap_err();
+    let e = league
+        .submit("p", 999_991, SubmitOptions::default())
+        .await
+        .unwrap_err();
     assert!(matches!(input_err(e), InputError::Score(_)));
     // Hopeless values never place a player.
-    let e = league.submit("fresh", 2_000_000, SubmitOptions::default()).await.unwrap_err();
+    let e = league
+        .submit("fresh", 2_000_000, SubmitOptions::default())
+        .await
+        .unwrap_err();
     assert!(matches!(input_err(e), InputError::Score(_)));
     assert_eq!(order(&league, "bronze", 1).await, [("p".into(), 10)]);
     assert_eq!(league.counts(None).await.expect("counts")[0].players, 1);
     // Edge: exactly max_score is fine.
-    assert_eq!(league.submit("p", 999_990, SubmitOptions::default()).await.expect("max").score, 1_000_000);
+    assert_eq!(
+        league
+            .submit("p", 999_990, SubmitOptions::default())
+            .await
+            .expect("max")
+            .score,
+        1_000_000
+    );
 });
 
 on_both!(bad_input_is_typed_and_writes_nothing, |league, _clock| {
     for bad in ["", "a\nb", "tab\tid", &"x".repeat(65)] {
-        let e = league.submit(bad, 1, SubmitOptions::default()).await.unwrap_err();
-        assert!(matches!(input_err(e), InputError::PlayerId { .. }), "{bad:?}");
+        let e = league
+            .submit(bad, 1, SubmitOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(input_err(e), InputError::PlayerId { .. }),
+            "{bad:?}"
+        );
         let e = league.join(bad, None).await.unwrap_err();
         assert!(matches!(input_err(e), InputError::PlayerId { .. }));
     }
@@ -272,28 +378,53 @@ on_both!(bad_input_is_typed_and_writes_nothing, |league, _clock| {
         .unwrap_err();
     assert!(matches!(input_err(e), InputError::RequestId { .. }));
     let e = league
-        .submit("p", 1, SubmitOptions::default().at(t("2026-01-04T23:59:59Z")))
+        .submit(
+            "p",
+            1,
+            SubmitOptions::default().at(t("2026-01-04T23:59:59Z")),
+        )
         .await
         .unwrap_err();
     assert!(matches!(input_err(e), InputError::BeforeSeason { .. }));
-    let e = league.standings("mithril", 1, None, 0, 10).await.unwrap_err();
+    let e = league
+        .standings("mithril", 1, None, 0, 10)
+        .await
+        .unwrap_err();
     assert!(input_err(e).to_string().contains("bronze, silver, gold"));
-    let e = league.standings("bronze", 0, None, 0, 10).await.unwrap_err();
+    let e = league
+        .standings("bronze", 0, None, 0, 10)
+        .await
+        .unwrap_err();
     assert!(matches!(input_err(e), InputError::BadBracket { .. }));
     let e = league.standings("bronze", 1, None, 0, 0).await.unwrap_err();
     assert!(matches!(input_err(e), InputError::BadLimit { .. }));
-    let e = league.standings("bronze", 1, Some(0), 0, 10).await.unwrap_err();
+    let e = league
+        .standings("bronze", 1, Some(0), 0, 10)
+        .await
+        .unwrap_err();
     assert!(matches!(input_err(e), InputError::UnknownPeriod { .. }));
     assert_eq!(league.counts(None).await.expect("counts")[0].players, 0);
     // The longest valid id works.
     let long = "é".repeat(32);
-    assert_eq!(league.submit(&long, 1, SubmitOptions::default()).await.expect("64 bytes").score, 1);
+    assert_eq!(
+        league
+            .submit(&long, 1, SubmitOptions::default())
+            .await
+            .expect("64 bytes")
+            .score,
+        1
+    );
 });
 
 on_both!(hostile_ids_stay_apart, |league, _clock| {
-    let ids = ["a}b", "{a}", "a:b", "a b", "a%7Db", "}", "{", "a", "a/b", "x}:{y"];
+    let ids = [
+        "a}b", "{a}", "a:b", "a b", "a%7Db", "}", "{", "a", "a/b", "x}:{y",
+    ];
     for (i, id) in ids.iter().enumerate() {
-        league.submit(id, i as i64 + 1, SubmitOptions::default()).await.expect("submit");
+        league
+            .submit(id, i as i64 + 1, SubmitOptions::default())
+            .await
+            .expect("submit");
         league
             .set_profile(id, &[("name".into(), format!("n{i}"))])
             .await
@@ -302,23 +433,53 @@ on_both!(hostile_ids_stay_apart, |league, _clock| {
     for (i, id) in ids.iter().enumerate() {
         let v = league.player(id, None).await.expect("player");
         assert_eq!(v.score, Some(i as u64 + 1), "{id}");
-        assert_eq!(league.profile(id).await.expect("profile")["name"], format!("n{i}"));
+        assert_eq!(
+            league.profile(id).await.expect("profile")["name"],
+            format!("n{i}")
+        );
     }
-    let s = league.standings("bronze", 1, None, 0, 100).await.expect("standings");
+    let s = league
+        .standings("bronze", 1, None, 0, 100)
+        .await
+        .expect("standings");
     assert_eq!(s.players, ids.len() as u64);
 });
 
 on_both!(profiles_ride_with_standings, |league, _clock| {
-    league.set_profile("p", &[("name".into(), "Pat".into())]).await.expect("before join");
-    league.submit("p", 3, SubmitOptions::default()).await.expect("submit");
-    league.submit("q", 4, SubmitOptions::default()).await.expect("submit");
-    league.set_profile("q", &[("avatar".into(), "q.png".into())]).await.expect("after join");
-    let s = league.standings("bronze", 1, None, 0, 10).await.expect("standings");
+    league
+        .set_profile("p", &[("name".into(), "Pat".into())])
+        .await
+        .expect("before join");
+    league
+        .submit("p", 3, SubmitOptions::default())
+        .await
+        .expect("submit");
+    league
+        .submit("q", 4, SubmitOptions::default())
+        .await
+        .expect("submit");
+    league
+        .set_profile("q", &[("avatar".into(), "q.png".into())])
+        .await
+        .expect("after join");
+    let s = league
+        .standings("bronze", 1, None, 0, 10)
+        .await
+        .expect("standings");
     assert_eq!(s.entries[0].profile, serde_json::json!({"avatar": "q.png"}));
     assert_eq!(s.entries[1].profile, serde_json::json!({"name": "Pat"}));
-    let e = league.set_profile("p", &[("email".into(), "x".into())]).await.unwrap_err();
-    assert!(matches!(input_err(e), InputError::UnknownProfileField { .. }));
-    let e = league.set_profile("p", &[("name".into(), "x".repeat(100))]).await.unwrap_err();
+    let e = league
+        .set_profile("p", &[("email".into(), "x".into())])
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        input_err(e),
+        InputError::UnknownProfileField { .. }
+    ));
+    let e = league
+        .set_profile("p", &[("name".into(), "x".repeat(100))])
+        .await
+        .unwrap_err();
     assert!(matches!(input_err(e), InputError::ProfileTooLarge { .. }));
     assert_eq!(league.profile("p").await.expect("profile")["name"], "Pat");
 });
@@ -327,19 +488,49 @@ on_both!(around_and_paging, |league, _clock| {
     for i in 0..10 {
         submit_at(&league, &format!("p{i}"), 100 - i, "2026-01-05T01:00:00Z").await;
     }
-    let w = league.around("p5", 2, None).await.expect("around").expect("placed");
-    let names: Vec<_> = w.entries.iter().map(|e| (e.rank, e.player.as_str())).collect();
-    assert_eq!(names, [(4, "p3"), (5, "p4"), (6, "p5"), (7, "p6"), (8, "p7")]);
-    let w = league.around("p0", 2, None).await.expect("around").expect("placed");
+    let w = league
+        .around("p5", 2, None)
+        .await
+        .expect("around")
+        .expect("placed");
+    let names: Vec<_> = w
+        .entries
+        .iter()
+        .map(|e| (e.rank, e.player.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [(4, "p3"), (5, "p4"), (6, "p5"), (7, "p6"), (8, "p7")]
+    );
+    let w = league
+        .around("p0", 2, None)
+        .await
+        .expect("around")
+        .expect("placed");
     assert_eq!(w.entries.len(), 3);
-    assert!(league.around("ghost", 2, None).await.expect("around").is_none());
-    let page = league.standings("bronze", 1, None, 8, 5).await.expect("page");
+    assert!(
+        league
+            .around("ghost", 2, None)
+            .await
+            .expect("around")
+            .is_none()
+    );
+    let page = league
+        .standings("bronze", 1, None, 8, 5)
+        .await
+        .expect("page");
     assert_eq!(page.players, 10);
-    assert_eq!(page.entries.iter().map(|e| e.rank).collect::<Vec<_>>(), [9, 10]);
+    assert_eq!(
+        page.entries.iter().map(|e| e.rank).collect::<Vec<_>>(),
+        [9, 10]
+    );
     let v = league.player("p9", None).await.expect("player");
     assert_eq!((v.rank, v.score, v.bracket), (Some(10), Some(91), Some(1)));
     let v = league.player("ghost", None).await.expect("player");
-    assert_eq!((v.rank, v.score, v.bracket, v.tier.as_str()), (None, None, None, "bronze"));
+    assert_eq!(
+        (v.rank, v.score, v.bracket, v.tier.as_str()),
+        (None, None, None, "bronze")
+    );
 });
 
 on_both!(periods_are_separate, |league, clock| {
@@ -347,22 +538,31 @@ on_both!(periods_are_separate, |league, clock| {
     let next = submit_at(&league, "p", 7, "2026-01-06T00:00:00Z").await;
     assert_eq!((next.period, next.score), (2, 7));
     clock.set(t("2026-01-06T05:00:00Z"));
-    assert_eq!(league.player("p", Some(1)).await.expect("p1").score, Some(10));
+    assert_eq!(
+        league.player("p", Some(1)).await.expect("p1").score,
+        Some(10)
+    );
     assert_eq!(league.player("p", None).await.expect("p2").score, Some(7));
 });
 
 on_both!(batch_matches_single, |league, _clock| {
     let items: Vec<BatchItem> = (0..50)
         .map(|i| {
-            BatchItem::new(format!("p{}", i % 7), (i * 13 % 17) as i64)
-                .with_options(SubmitOptions::default().request_id(format!("r{}", i % 45)).at(t("2026-01-05T02:00:00Z") + Duration::seconds(i)))
+            BatchItem::new(format!("p{}", i % 7), i * 13 % 17).with_options(
+                SubmitOptions::default()
+                    .request_id(format!("r{}", i % 45))
+                    .at(t("2026-01-05T02:00:00Z") + Duration::seconds(i)),
+            )
         })
         .chain([BatchItem::new("", 1), BatchItem::new("big", 5_000_000)])
         .collect();
     let out = league.submit_many(&items).await.expect("batch");
     assert_eq!(out.len(), 52);
     assert!(out[50].is_err() && out[51].is_err());
-    let dupes = out.iter().filter(|r| matches!(r, Ok(s) if !s.applied)).count();
+    let dupes = out
+        .iter()
+        .filter(|r| matches!(r, Ok(s) if !s.applied))
+        .count();
     assert_eq!(dupes, 5);
     let mut expected = std::collections::BTreeMap::new();
     for (i, item) in items.iter().take(45).enumerate() {
@@ -370,7 +570,11 @@ on_both!(batch_matches_single, |league, _clock| {
         *expected.entry(item.player.clone()).or_insert(0u64) += item.value as u64;
     }
     for (p, score) in expected {
-        assert_eq!(league.player(&p, None).await.expect("player").score, Some(score), "{p}");
+        assert_eq!(
+            league.player(&p, None).await.expect("player").score,
+            Some(score),
+            "{p}"
+        );
     }
 });
 
@@ -391,13 +595,43 @@ mod precision {
         let max = league.season().packing.max_score();
         assert_eq!(max, 14_804_731);
         let last = t("2026-01-11T23:59:59.999Z");
-        league.submit("top_late", max as i64, SubmitOptions::default().at(last)).await.expect("late");
-        league.submit("top_early", max as i64, SubmitOptions::default().at(t(START))).await.expect("early");
-        league.submit("below", max as i64 - 1, SubmitOptions::default().at(t(START))).await.expect("below");
-        let s = league.standings("bronze", 1, Some(1), 0, 10).await.expect("standings");
-        let got: Vec<_> = s.entries.iter().map(|e| (e.player.as_str(), e.score)).collect();
-        assert_eq!(got, [("top_early", max), ("top_late", max), ("below", max - 1)]);
-        let e = league.submit("x", max as i64 + 1, SubmitOptions::default().at(t(START))).await.unwrap_err();
+        league
+            .submit("top_late", max as i64, SubmitOptions::default().at(last))
+            .await
+            .expect("late");
+        league
+            .submit(
+                "top_early",
+                max as i64,
+                SubmitOptions::default().at(t(START)),
+            )
+            .await
+            .expect("early");
+        league
+            .submit(
+                "below",
+                max as i64 - 1,
+                SubmitOptions::default().at(t(START)),
+            )
+            .await
+            .expect("below");
+        let s = league
+            .standings("bronze", 1, Some(1), 0, 10)
+            .await
+            .expect("standings");
+        let got: Vec<_> = s
+            .entries
+            .iter()
+            .map(|e| (e.player.as_str(), e.score))
+            .collect();
+        assert_eq!(
+            got,
+            [("top_early", max), ("top_late", max), ("below", max - 1)]
+        );
+        let e = league
+            .submit("x", max as i64 + 1, SubmitOptions::default().at(t(START)))
+            .await
+            .unwrap_err();
         assert!(matches!(input_err(e), InputError::Score(_)));
     }
 
@@ -409,7 +643,11 @@ mod precision {
     #[tokio::test]
     async fn redis() {
         let prefix = common::unique_prefix("edge");
-        check(League::new(edge_season(&prefix), common::redis_store().await)).await;
+        check(League::new(
+            edge_season(&prefix),
+            common::redis_store().await,
+        ))
+        .await;
     }
 }
 

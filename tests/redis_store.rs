@@ -916,7 +916,7 @@ async fn closing_and_closed_markers_are_honoured() {
         .expect("hset");
     let joined = store.join(&keys.period(1), "late", "bronze", 100).await;
     assert!(
-        matches!(&joined, Err(StoreError::Protocol(m)) if m.contains("LK_CLOSED")),
+        matches!(&joined, Err(StoreError::PeriodClosed)),
         "{joined:?}"
     );
 }

@@ -12,8 +12,16 @@ use proptest::test_runner::FileFailurePersistence;
 #[derive(Debug, Clone)]
 enum Op {
     Join(u8),
-    Submit { player: u8, value: i64, secs: u32, request: Option<u8> },
-    Read { tier: u8, bracket: u32 },
+    Submit {
+        player: u8,
+        value: i64,
+        secs: u32,
+        request: Option<u8>,
+    },
+    Read {
+        tier: u8,
+        bracket: u32,
+    },
     Player(u8),
 }
 
@@ -72,26 +80,59 @@ async fn run<S: Store>(league: &League<S>, ops: &[Op]) -> Vec<String> {
     let mut out = Vec::new();
     for op in ops {
         let line = match op {
-            Op::Join(p) => format!("{:?}", league.join(&format!("p{p}"), Some(start)).await.map_err(|e| e.to_string())),
-            Op::Submit { player, value, secs, request } => {
-                let mut o = SubmitOptions::default().at(start + Duration::seconds(i64::from(*secs)));
+            Op::Join(p) => format!(
+                "{:?}",
+                league
+                    .join(&format!("p{p}"), Some(start))
+                    .await
+                    .map_err(|e| e.to_string())
+            ),
+            Op::Submit {
+                player,
+                value,
+                secs,
+                request,
+            } => {
+                let mut o =
+                    SubmitOptions::default().at(start + Duration::seconds(i64::from(*secs)));
                 if let Some(r) = request {
                     o = o.request_id(format!("r{r}"));
                 }
-                format!("{:?}", league.submit(&format!("p{player}"), *value, o).await.map_err(|e| e.to_string()))
+                format!(
+                    "{:?}",
+                    league
+                        .submit(&format!("p{player}"), *value, o)
+                        .await
+                        .map_err(|e| e.to_string())
+                )
             }
             Op::Read { tier, bracket } => format!(
                 "{:?}",
-                league.standings(tiers[*tier as usize], *bracket, Some(1), 0, 100).await.map_err(|e| e.to_string())
+                league
+                    .standings(tiers[*tier as usize], *bracket, Some(1), 0, 100)
+                    .await
+                    .map_err(|e| e.to_string())
             ),
-            Op::Player(p) => format!("{:?}", league.player(&format!("p{p}"), Some(1)).await.map_err(|e| e.to_string())),
+            Op::Player(p) => format!(
+                "{:?}",
+                league
+                    .player(&format!("p{p}"), Some(1))
+                    .await
+                    .map_err(|e| e.to_string())
+            ),
         };
         out.push(line);
     }
     // Finish with a full read of every bracket.
     for tier in tiers {
         for bracket in 1..=4 {
-            out.push(format!("{:?}", league.standings(tier, bracket, Some(1), 0, 100).await.map_err(|e| e.to_string())));
+            out.push(format!(
+                "{:?}",
+                league
+                    .standings(tier, bracket, Some(1), 0, 100)
+                    .await
+                    .map_err(|e| e.to_string())
+            ));
         }
     }
     out
