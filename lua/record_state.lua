@@ -1,7 +1,9 @@
 -- record_state.lua: record a player's latest placement unless a later one is stored,
--- so concurrent or repeated writes converge on the latest period.
+-- so concurrent or repeated writes converge on the latest period. A later placement
+-- moves the stored one to prev_period/prev_tier/prev_bracket.
 --
--- KEYS[1]  player state hash: period, tier, bracket
+-- KEYS[1]  player state hash: period, tier, bracket, prev_period, prev_tier,
+--          prev_bracket
 -- ARGV[1]  period id (decimal, no leading zeros)
 -- ARGV[2]  tier name
 -- ARGV[3]  bracket number
@@ -18,8 +20,18 @@ local function greater(a, b)
 end
 
 local current = redis.call('HGET', KEYS[1], 'period')
-if current and not greater(ARGV[1], current) then
+if not current then
+  redis.call('HSET', KEYS[1], 'period', ARGV[1], 'tier', ARGV[2], 'bracket', ARGV[3])
+  return 1
+end
+if not greater(ARGV[1], current) then
   return 0
 end
-redis.call('HSET', KEYS[1], 'period', ARGV[1], 'tier', ARGV[2], 'bracket', ARGV[3])
+local old = redis.call('HMGET', KEYS[1], 'tier', 'bracket')
+if not old[1] or not old[2] then
+  return redis.error_reply('player state ' .. KEYS[1] .. ' has a period but no tier or bracket')
+end
+redis.call('HSET', KEYS[1],
+  'prev_period', current, 'prev_tier', old[1], 'prev_bracket', old[2],
+  'period', ARGV[1], 'tier', ARGV[2], 'bracket', ARGV[3])
 return 1

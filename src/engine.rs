@@ -14,7 +14,7 @@ use crate::calendar::{Period, PeriodId};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{JoinPolicy, Season};
 use crate::error::{Error, InputError, StoreError};
-use crate::keys::{BracketKeys, Keys};
+use crate::keys::{BracketKeys, Keys, PlayerKeys};
 use crate::store::{PlayerState, RawEntry, Store, Update, UpdateReply, UpdateStatus};
 
 /// Largest page a standings read returns.
@@ -177,9 +177,22 @@ pub struct League<S: Store> {
     store: S,
     clock: Arc<dyn Clock>,
     keys: Keys,
-    /// player → (period, tier, bracket). A placement never changes once made, so a
-    /// hit here saves a round trip on every update after the first.
-    cache: Mutex<HashMap<String, (PeriodId, String, u32)>>,
+    /// player → their placement in a period. A placement never changes once made, so
+    /// a hit here saves a round trip (and the key building) on every later update.
+    cache: Mutex<FastMap<String, (PeriodId, Arc<Placed>)>>,
+    /// One shared [`Placed`] per bracket, so cached players of a bracket share keys.
+    brackets: Mutex<FastMap<(PeriodId, String, u32), Arc<Placed>>>,
+}
+
+/// The caches' maps: foldhash is fast and seeds each map randomly.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// A bracket a player is placed in, with its keys built once.
+#[derive(Debug)]
+pub(crate) struct Placed {
+    pub(crate) tier: String,
+    pub(crate) bracket: u32,
+    pub(crate) keys: BracketKeys,
 }
 
 /// Checks a player id: 1-64 bytes of UTF-8, no control characters.
@@ -202,7 +215,7 @@ pub fn validate_player(id: &str) -> Result<(), InputError> {
     }
 }
 
-fn validate_request_id(id: &str) -> Result<(), InputError> {
+pub(crate) fn validate_request_id(id: &str) -> Result<(), InputError> {
     let why = if id.is_empty() {
         Some("it is empty")
     } else if id.len() > 128 {
@@ -239,7 +252,8 @@ impl<S: Store> League<S> {
             store,
             clock,
             keys,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(FastMap::default()),
+            brackets: Mutex::new(FastMap::default()),
         }
     }
 
@@ -317,58 +331,114 @@ impl<S: Store> League<S> {
         }
     }
 
-    /// The tier a player joins in `period`, from their league state.
-    fn tier_for(&self, state: Option<&PlayerState>) -> String {
-        let lowest = self
-            .season
+    fn tier_name(&self, index: usize) -> String {
+        self.season
             .tiers
-            .first()
+            .get(index)
+            .or(self.season.tiers.first())
             .map(|t| t.name.clone())
-            .unwrap_or_default();
-        match state {
-            Some(s) if self.season.tier(&s.tier).is_some() => s.tier.clone(),
-            _ => lowest,
-        }
+            .unwrap_or_default()
     }
 
-    fn cached(&self, player: &str, period: PeriodId) -> Option<(String, u32)> {
+    /// The tier a player joins in `period`: the lowest for a new player; otherwise
+    /// the next tier of their last outcome (computed on the spot if the rollover has
+    /// not reached their bracket yet), then the idle policy for each period skipped.
+    async fn next_tier(
+        &self,
+        player: &str,
+        state: Option<&PlayerState>,
+        period: PeriodId,
+        close: bool,
+    ) -> Result<String, Error> {
+        let Some(s) = state else {
+            return Ok(self.tier_name(0));
+        };
+        let Some((index, _)) = self.season.tier(&s.tier) else {
+            // The tier was removed from the season: start again at the bottom.
+            return Ok(self.tier_name(0));
+        };
+        if s.period >= period {
+            return Ok(s.tier.clone());
+        }
+        let last = if close {
+            self.outcome_in(s.period, &s.tier, s.bracket, player)
+                .await?
+        } else {
+            self.peek_outcome(s.period, index, &s.tier, s.bracket, player)
+                .await?
+        };
+        let (base, skipped) = match last {
+            Some(o) => (
+                self.season.tier(&o.next_tier).map_or(index, |(i, _)| i),
+                period - s.period - 1,
+            ),
+            // Never reached the board (or its record has expired): the period counts
+            // as skipped.
+            None => (index, period - s.period),
+        };
+        Ok(self.tier_name(crate::outcome::after_skipped(&self.season, base, skipped)))
+    }
+
+    fn cached(&self, player: &str, period: PeriodId) -> Option<Arc<Placed>> {
         let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         match cache.get(player) {
-            Some((p, tier, bracket)) if *p == period => Some((tier.clone(), *bracket)),
+            Some((p, placed)) if *p == period => Some(placed.clone()),
             _ => None,
         }
     }
 
-    fn remember(&self, player: &str, period: PeriodId, tier: &str, bracket: u32) {
+    /// The bracket's keys, built once per bracket and shared.
+    pub(crate) fn placed(&self, period: PeriodId, tier: &str, bracket: u32) -> Arc<Placed> {
+        let mut brackets = self.brackets.lock().unwrap_or_else(|e| e.into_inner());
+        if brackets.len() >= CACHE_LIMIT {
+            brackets.clear();
+        }
+        brackets
+            .entry((period, tier.to_owned(), bracket))
+            .or_insert_with(|| {
+                Arc::new(Placed {
+                    tier: tier.to_owned(),
+                    bracket,
+                    keys: self.keys.bracket(period, tier, bracket),
+                })
+            })
+            .clone()
+    }
+
+    fn remember(&self, player: &str, period: PeriodId, tier: &str, bracket: u32) -> Arc<Placed> {
+        let placed = self.placed(period, tier, bracket);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= CACHE_LIMIT {
             cache.clear();
         }
-        cache.insert(player.to_owned(), (period, tier.to_owned(), bracket));
+        cache.insert(player.to_owned(), (period, placed.clone()));
+        placed
     }
 
     /// Places `player` in a bracket of their tier for the period of `at` (default now).
     /// Joining again returns the same bracket.
-    #[instrument(skip(self), err)]
+    #[instrument(skip(self), err(level = "debug"))]
     pub async fn join(&self, player: &str, at: Option<DateTime<Utc>>) -> Result<Placement, Error> {
         validate_player(player)?;
         let period = self.period_at(at)?;
-        let (tier, bracket) = self.place(player, &period).await?;
+        let placed = self.place(player, &period).await?;
         Ok(Placement {
             player: player.to_owned(),
             period: period.id,
-            tier,
-            bracket,
+            tier: placed.tier.clone(),
+            bracket: placed.bracket,
         })
     }
 
-    async fn place(&self, player: &str, period: &Period) -> Result<(String, u32), Error> {
+    async fn place(&self, player: &str, period: &Period) -> Result<Arc<Placed>, Error> {
         if let Some(hit) = self.cached(player, period.id) {
             return Ok(hit);
         }
         let pkeys = self.keys.player(player);
         let state = self.store.player_state(&pkeys).await?;
-        let tier = self.tier_for(state.as_ref());
+        let tier = self
+            .next_tier(player, state.as_ref(), period.id, true)
+            .await?;
         let joined = self
             .store
             .join(
@@ -379,23 +449,20 @@ impl<S: Store> League<S> {
             )
             .await
             .map_err(|e| closed_as_input(e, period.id))?;
-        let bkeys = self.keys.bracket(period.id, &joined.tier, joined.bracket);
-        let profile = self.profile_json(player).await?;
+        let placed = self.placed(period.id, &joined.tier, joined.bracket);
+        let profile = self.profile_json(&pkeys).await?;
         // Entering the board and recording state are idempotent, so a join that was
         // interrupted between its steps is completed by the next join or score.
-        self.store.enter(&bkeys, player, profile.as_deref()).await?;
+        self.store
+            .enter(&placed.keys, player, profile.as_deref())
+            .await?;
         self.store
             .record_state(
                 &pkeys,
-                &PlayerState {
-                    period: period.id,
-                    tier: joined.tier.clone(),
-                    bracket: joined.bracket,
-                },
+                &PlayerState::new(period.id, joined.tier.clone(), joined.bracket),
             )
             .await?;
-        self.remember(player, period.id, &joined.tier, joined.bracket);
-        Ok((joined.tier, joined.bracket))
+        Ok(self.remember(player, period.id, &joined.tier, joined.bracket))
     }
 
     /// Where `player` is in the period, placing them if the season joins on first score.
@@ -403,7 +470,7 @@ impl<S: Store> League<S> {
         &self,
         player: &str,
         period: &Period,
-    ) -> Result<(String, u32), Error> {
+    ) -> Result<Arc<Placed>, Error> {
         if let Some(hit) = self.cached(player, period.id) {
             return Ok(hit);
         }
@@ -412,8 +479,7 @@ impl<S: Store> League<S> {
             .placement(&self.keys.period(period.id), player)
             .await?
         {
-            self.remember(player, period.id, &tier, bracket);
-            return Ok((tier, bracket));
+            return Ok(self.remember(player, period.id, &tier, bracket));
         }
         match self.season.brackets.join {
             JoinPolicy::OnFirstScore => self.place(player, period).await,
@@ -449,8 +515,7 @@ impl<S: Store> League<S> {
         &self,
         player: &str,
         period: PeriodId,
-        tier: String,
-        bracket: u32,
+        placed: &Placed,
         reply: UpdateReply,
         value: i64,
     ) -> Result<Submission, Error> {
@@ -479,8 +544,8 @@ impl<S: Store> League<S> {
         Ok(Submission {
             player: player.to_owned(),
             period,
-            tier,
-            bracket,
+            tier: placed.tier.clone(),
+            bracket: placed.bracket,
             score,
             rank: reply.rank + 1,
             applied,
@@ -525,7 +590,7 @@ impl<S: Store> League<S> {
 
     /// Submits a score value for `player` (a delta, a best or a new value by the
     /// season's mode). Refused updates write nothing.
-    #[instrument(skip(self, options), fields(request_id = options.request_id.as_deref()), err)]
+    #[instrument(skip(self, options), fields(request_id = options.request_id.as_deref()), err(level = "debug"))]
     pub async fn submit(
         &self,
         player: &str,
@@ -533,11 +598,16 @@ impl<S: Store> League<S> {
         options: SubmitOptions,
     ) -> Result<Submission, Error> {
         let (period, tick) = self.precheck(player, value, &options)?;
-        let (tier, bracket) = self.placement_for_update(player, &period).await?;
-        let bkeys = self.keys.bracket(period.id, &tier, bracket);
-        let update = self.update(player, value, tick, options.request_id.as_deref(), &bkeys);
-        let reply = self.store.update(&bkeys, &update).await?;
-        self.submission(player, period.id, tier, bracket, reply, value)
+        let placed = self.placement_for_update(player, &period).await?;
+        let update = self.update(
+            player,
+            value,
+            tick,
+            options.request_id.as_deref(),
+            &placed.keys,
+        );
+        let reply = self.store.update(&placed.keys, &update).await?;
+        self.submission(player, period.id, &placed, reply, value)
     }
 
     /// Submits many updates; the updates themselves go to the store in one pipelined
@@ -555,7 +625,7 @@ impl<S: Store> League<S> {
                 Ok((period, tick)) => self
                     .placement_for_update(&item.player, &period)
                     .await
-                    .map(|(tier, bracket)| (period, tick, tier, bracket)),
+                    .map(|placed| (period, tick, placed)),
                 Err(e) => Err(e),
             };
             match prepared {
@@ -566,19 +636,18 @@ impl<S: Store> League<S> {
                 Err(e) => results.push(Some(Err(e))),
             }
         }
-        let batch: Vec<(BracketKeys, Update<'_>)> = pending
+        let batch: Vec<(&BracketKeys, Update<'_>)> = pending
             .iter()
-            .map(|(i, (period, tick, tier, bracket))| {
+            .map(|(i, (_, tick, placed))| {
                 let item = &items[*i];
-                let bkeys = self.keys.bracket(period.id, tier, *bracket);
                 let update = self.update(
                     &item.player,
                     item.value,
                     *tick,
                     item.options.request_id.as_deref(),
-                    &bkeys,
+                    &placed.keys,
                 );
-                (bkeys, update)
+                (&placed.keys, update)
             })
             .collect();
         let replies = self.store.update_many(&batch).await?;
@@ -590,10 +659,9 @@ impl<S: Store> League<S> {
             ))
             .into());
         }
-        for ((i, (period, _, tier, bracket)), reply) in pending.into_iter().zip(replies) {
+        for ((i, (period, _, placed)), reply) in pending.into_iter().zip(replies) {
             let item = &items[i];
-            results[i] =
-                Some(self.submission(&item.player, period.id, tier, bracket, reply, item.value));
+            results[i] = Some(self.submission(&item.player, period.id, &placed, reply, item.value));
         }
         Ok(results
             .into_iter()
@@ -628,7 +696,7 @@ impl<S: Store> League<S> {
 
     /// A page of a bracket's standings (best first) with cached profiles, in one
     /// round trip. `period` defaults to the current one.
-    #[instrument(skip(self), err)]
+    #[instrument(skip(self), err(level = "debug"))]
     pub async fn standings(
         &self,
         tier: &str,
@@ -670,7 +738,7 @@ impl<S: Store> League<S> {
 
     /// The entries around `player` in their bracket: up to `radius` above and below.
     /// `None` if the player is not placed in the period.
-    #[instrument(skip(self), err)]
+    #[instrument(skip(self), err(level = "debug"))]
     pub async fn around(
         &self,
         player: &str,
@@ -721,7 +789,7 @@ impl<S: Store> League<S> {
     }
 
     /// The player's tier, bracket, rank and score in a period (default: current).
-    #[instrument(skip(self), err)]
+    #[instrument(skip(self), err(level = "debug"))]
     pub async fn player(
         &self,
         player: &str,
@@ -735,10 +803,13 @@ impl<S: Store> League<S> {
             .await?;
         let Some((tier, bracket)) = placed else {
             let state = self.store.player_state(&self.keys.player(player)).await?;
+            let tier = self
+                .next_tier(player, state.as_ref(), period.id, false)
+                .await?;
             return Ok(PlayerView {
                 player: player.to_owned(),
                 period: period.id,
-                tier: self.tier_for(state.as_ref()),
+                tier,
                 bracket: None,
                 rank: None,
                 score: None,
@@ -763,7 +834,7 @@ impl<S: Store> League<S> {
     }
 
     /// Players and brackets per tier in a period (default: current), every tier listed.
-    #[instrument(skip(self), err)]
+    #[instrument(skip(self), err(level = "debug"))]
     pub async fn counts(&self, period: Option<PeriodId>) -> Result<Vec<TierCount>, Error> {
         let period = self.resolve_period(period)?;
         let joined: HashMap<String, u64> = self
@@ -790,7 +861,7 @@ impl<S: Store> League<S> {
 
     /// Sets profile fields of a player (only the season's fields, within max_bytes),
     /// and refreshes the copy cached in their current bracket.
-    #[instrument(skip(self, fields), err)]
+    #[instrument(skip(self, fields), err(level = "debug"))]
     pub async fn set_profile(
         &self,
         player: &str,
@@ -836,7 +907,7 @@ impl<S: Store> League<S> {
     }
 
     /// The player's profile fields.
-    #[instrument(skip(self), err)]
+    #[instrument(skip(self), err(level = "debug"))]
     pub async fn profile(&self, player: &str) -> Result<BTreeMap<String, String>, Error> {
         validate_player(player)?;
         Ok(self
@@ -847,11 +918,11 @@ impl<S: Store> League<S> {
             .collect())
     }
 
-    async fn profile_json(&self, player: &str) -> Result<Option<String>, Error> {
+    async fn profile_json(&self, pkeys: &PlayerKeys) -> Result<Option<String>, Error> {
         if self.season.profiles.fields.is_empty() {
             return Ok(None);
         }
-        let fields = self.store.profile(&self.keys.player(player)).await?;
+        let fields = self.store.profile(pkeys).await?;
         if fields.is_empty() {
             return Ok(None);
         }

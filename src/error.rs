@@ -157,7 +157,7 @@ pub enum InputError {
 #[non_exhaustive]
 pub enum StoreError {
     /// Redis returned an error or the connection failed.
-    #[error("redis: {0}; check that Redis is reachable (--redis or LEAGUEKIT_REDIS)")]
+    #[error("redis: {0}{hint}", hint = redis_hint(.0))]
     Redis(#[from] redis::RedisError),
     /// The period is being closed or is closed; nothing was written.
     #[error("period is closed")]
@@ -167,6 +167,17 @@ pub enum StoreError {
         "unexpected reply from the store: {0}; is another version of leaguekit writing under the same key_prefix?"
     )]
     Protocol(String),
+}
+
+/// What to do about a Redis error, when there is something to do.
+fn redis_hint(e: &redis::RedisError) -> &'static str {
+    if e.is_io_error() || e.is_connection_refusal() || e.is_connection_dropped() {
+        "; check that Redis is reachable (--redis or LEAGUEKIT_REDIS)"
+    } else if e.is_timeout() {
+        "; Redis did not answer in time: check its load, or raise RedisOptions::response_timeout"
+    } else {
+        ""
+    }
 }
 
 /// Shorthand for results in this crate.

@@ -18,6 +18,8 @@ pub mod keys;
 pub mod memory;
 pub mod outcome;
 pub mod redis_store;
+pub mod rollover;
+pub mod scheduler;
 pub mod score;
 pub mod store;
 
@@ -28,4 +30,11 @@ pub use engine::League;
 pub use error::{ConfigError, Error, InputError, StoreError};
 pub use memory::MemoryStore;
 pub use redis_store::{RedisOptions, RedisStore};
+pub use rollover::{RolloverOptions, RolloverReport};
+pub use scheduler::{Scheduler, SchedulerOptions};
 pub use store::Store;
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

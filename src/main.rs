@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 use leaguekit::engine::{BatchItem, SubmitOptions};
-use leaguekit::{Error, League, RedisOptions, RedisStore, Season};
+use leaguekit::{
+    Error, League, RedisOptions, RedisStore, RolloverOptions, Scheduler, SchedulerOptions, Season,
+};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -90,6 +92,36 @@ enum Command {
         /// Period id [default: current].
         #[arg(long)]
         period: Option<u64>,
+    },
+    /// Close every period that ended before TIME (default now): outcomes, rewards.
+    Rollover {
+        /// Close periods that ended at or before this time, RFC 3339 [default: now].
+        #[arg(long)]
+        at: Option<String>,
+        /// Compute and print without writing anything.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Run the scheduler until Ctrl-C: catch up now, then close periods as they end.
+    Run,
+    /// A player's pending rewards.
+    Rewards {
+        /// Player id.
+        player: String,
+    },
+    /// Claim a player's pending rewards; prints what was granted.
+    Claim {
+        /// Player id.
+        player: String,
+        /// Makes the claim idempotent: a repeat returns the same grants.
+        #[arg(long)]
+        request_id: Option<String>,
+    },
+    /// Every bracket's final standings and outcomes of a closed period, as JSON lines.
+    Export {
+        /// The closed period.
+        #[arg(long)]
+        period: u64,
     },
     /// Set profile fields: FIELD=VALUE...
     Profile {
@@ -361,7 +393,81 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Player { player, period } => {
             let league = redis_league(&cli, season).await?;
-            print(&league.player(player, *period).await?)
+            let view = league.player(player, *period).await?;
+            let last = league.last_outcome(player).await?;
+            let mut value = serde_json::to_value(&view).map_err(|e| usage(e.to_string()))?;
+            value["last"] = serde_json::to_value(&last).map_err(|e| usage(e.to_string()))?;
+            print(&value)
+        }
+        Command::Rollover { at, dry_run } => {
+            let at = at.as_deref().map(parse_time).transpose()?;
+            let league = redis_league(&cli, season).await?;
+            let options = RolloverOptions::default().dry_run(*dry_run);
+            let report = league.rollover(at, options).await?;
+            let closed: Vec<_> = report
+                .closed
+                .iter()
+                .map(|p| {
+                    json!({
+                        "period": p.period, "brackets": p.brackets, "players": p.players,
+                        "promoted": p.promoted, "demoted": p.demoted, "stayed": p.stayed,
+                        "rewards": p.rewards, "idle": p.idle, "tiers": p.tiers,
+                    })
+                })
+                .collect();
+            print(&json!({"closed": closed, "dry_run": dry_run}))
+        }
+        Command::Run => {
+            let league = std::sync::Arc::new(redis_league(&cli, season).await?);
+            let (scheduler, caught_up) = Scheduler::start(league, SchedulerOptions::default())
+                .await
+                .map_err(|e| Failure {
+                    code: 1,
+                    message: e.to_string(),
+                })?;
+            eprintln!(
+                "leaguekit: scheduler running ({} period(s) caught up); Ctrl-C stops it",
+                caught_up.closed.len()
+            );
+            tokio::signal::ctrl_c().await.map_err(|e| Failure {
+                code: 1,
+                message: format!("cannot wait for Ctrl-C: {e}"),
+            })?;
+            eprintln!("leaguekit: stopping");
+            scheduler.shutdown().await.map_err(|e| Failure {
+                code: 1,
+                message: e.to_string(),
+            })
+        }
+        Command::Rewards { player } => {
+            let league = redis_league(&cli, season).await?;
+            let rewards = league.rewards(player).await?;
+            print(&json!({"player": player, "rewards": rewards}))
+        }
+        Command::Claim { player, request_id } => {
+            let league = redis_league(&cli, season).await?;
+            let granted = league.claim(player, request_id.as_deref()).await?;
+            print(&json!({"player": player, "granted": granted}))
+        }
+        Command::Export { period } => {
+            let league = redis_league(&cli, season).await?;
+            let mut cursor: Option<String> = None;
+            let mut out = std::io::stdout().lock();
+            loop {
+                let page = league.outcomes(*period, cursor.as_deref(), 5000).await?;
+                let Some(last) = page.last() else { break };
+                cursor = Some(last.cursor.clone());
+                for r in &page {
+                    let line = json!({
+                        "period": r.period, "tier": r.tier, "bracket": r.bracket, "rank": r.rank,
+                        "player": r.player, "score": r.score, "outcome": r.outcome,
+                        "next_tier": r.next_tier, "reward": r.reward,
+                    });
+                    writeln!(out, "{line}")
+                        .map_err(|e| usage(format!("cannot write output: {e}")))?;
+                }
+            }
+            Ok(())
         }
         Command::Profile { player, fields } => {
             let mut pairs = Vec::new();

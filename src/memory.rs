@@ -5,16 +5,22 @@
 //! Lua script has on Redis. Data is keyed by the same key strings Redis would use, so
 //! the two stores cannot disagree about which player lives where.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::StoreError;
-use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys};
+use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 use crate::score::Packing;
-use crate::store::{Joined, Page, PlayerState, RawEntry, Store, Update, UpdateReply, UpdateStatus};
+use crate::store::{
+    BracketClaim, Joined, Page, PlayerState, RawEntry, Store, Update, UpdateReply, UpdateStatus,
+};
+
+/// Hash maps keyed by ids that callers choose: foldhash is several times faster than
+/// SipHash here and still seeds each map randomly against collision attacks.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// An in-process [`Store`]. Cheap to clone; clones share data.
 #[derive(Debug, Clone)]
@@ -31,6 +37,8 @@ impl Default for MemoryStore {
 
 #[derive(Debug, Default)]
 struct Data {
+    /// season key → last closed period.
+    seasons: HashMap<String, u64>,
     periods: HashMap<String, PeriodData>,
     brackets: HashMap<String, BracketData>,
     players: HashMap<String, PlayerData>,
@@ -41,37 +49,56 @@ struct PeriodData {
     joins: HashMap<String, u64>,
     assign: HashMap<String, (String, u32)>,
     meta: HashMap<String, String>,
+    expire_at: Option<i64>,
 }
 
 #[derive(Debug, Default)]
 struct BracketData {
     /// player → packed score.
-    scores: HashMap<String, u64>,
-    /// (minus packed, player): iteration order is the ranking.
-    order: BTreeSet<(i64, String)>,
+    scores: HashMap<Arc<str>, u64>,
+    /// (minus packed, player): iteration order is the ranking. Shares the ids of
+    /// `scores`, so moving an entry allocates nothing.
+    order: BTreeSet<(i64, Arc<str>)>,
     profiles: HashMap<String, String>,
     meta: HashMap<String, String>,
     /// request key → (packed, rank, expires at).
     requests: HashMap<String, (u64, u64, DateTime<Utc>)>,
+    outcomes: HashMap<String, String>,
+    /// (owner, expires at in unix milliseconds).
+    lease: Option<(String, i64)>,
+    expire_at: Option<i64>,
 }
 
 #[derive(Debug, Default)]
 struct PlayerData {
     profile: Vec<(String, String)>,
     state: Option<PlayerState>,
+    /// source → (claimed, grant).
+    rewards: std::collections::BTreeMap<String, (bool, String)>,
+    /// claim id → what that claim returned.
+    claims: HashMap<String, Vec<(String, String)>>,
 }
 
 impl BracketData {
     fn rank(&self, player: &str, packed: u64) -> u64 {
-        let key = (-(packed as i64), player.to_owned());
-        self.order.range(..key).count() as u64
+        let neg = -(packed as i64);
+        self.order
+            .iter()
+            .take_while(|(n, p)| (*n, &**p) < (neg, player))
+            .count() as u64
     }
 
     fn put(&mut self, player: &str, packed: u64) {
-        if let Some(old) = self.scores.insert(player.to_owned(), packed) {
-            self.order.remove(&(-(old as i64), player.to_owned()));
-        }
-        self.order.insert((-(packed as i64), player.to_owned()));
+        let id = match self.scores.get_key_value(player) {
+            Some((id, old)) => {
+                let id = id.clone();
+                self.order.remove(&(-(*old as i64), id.clone()));
+                id
+            }
+            None => Arc::from(player),
+        };
+        self.order.insert((-(packed as i64), id.clone()));
+        self.scores.insert(id, packed);
     }
 
     fn page(&self, offset: u64, limit: u64) -> Page {
@@ -81,9 +108,9 @@ impl BracketData {
             .skip(offset as usize)
             .take(limit as usize)
             .map(|(neg, player)| RawEntry {
-                player: player.clone(),
+                player: player.to_string(),
                 packed: (-*neg) as u64,
-                profile: self.profiles.get(player).cloned(),
+                profile: self.profiles.get(&**player).cloned(),
             })
             .collect();
         Page {
@@ -165,6 +192,18 @@ impl MemoryStore {
         }
     }
 
+    /// The bracket's data, created on first use; the key is cloned only then.
+    fn bracket<'a>(data: &'a mut Data, keys: &BracketKeys) -> &'a mut BracketData {
+        if !data.brackets.contains_key(&keys.base) {
+            data.brackets
+                .insert(keys.base.clone(), BracketData::default());
+        }
+        match data.brackets.get_mut(&keys.base) {
+            Some(b) => b,
+            None => unreachable!("inserted above"),
+        }
+    }
+
     fn data(&self) -> MutexGuard<'_, Data> {
         // Every critical section leaves the data consistent before it can panic, so a
         // poisoned lock still guards valid data.
@@ -181,7 +220,13 @@ impl Store for MemoryStore {
         size: u32,
     ) -> Result<Joined, StoreError> {
         let mut data = self.data();
-        let p = data.periods.entry(period.base.clone()).or_default();
+        if !data.periods.contains_key(&period.base) {
+            data.periods
+                .insert(period.base.clone(), PeriodData::default());
+        }
+        let Some(p) = data.periods.get_mut(&period.base) else {
+            return Err(StoreError::Protocol("period vanished".into()));
+        };
         if p.meta.contains_key("closing") {
             return Err(StoreError::PeriodClosed);
         }
@@ -224,7 +269,10 @@ impl Store for MemoryStore {
         profile: Option<&str>,
     ) -> Result<(), StoreError> {
         let mut data = self.data();
-        let b = data.brackets.entry(bracket.base.clone()).or_default();
+        let b = Self::bracket(&mut data, bracket);
+        if b.meta.contains_key("closed") {
+            return Err(StoreError::PeriodClosed);
+        }
         if !b.scores.contains_key(player) {
             b.put(player, 0);
         }
@@ -241,24 +289,18 @@ impl Store for MemoryStore {
     ) -> Result<UpdateReply, StoreError> {
         let now = self.clock.now();
         let mut data = self.data();
-        let b = data.brackets.entry(bracket.base.clone()).or_default();
-        Ok(b.update(update, now))
+        Ok(Self::bracket(&mut data, bracket).update(update, now))
     }
 
     async fn update_many(
         &self,
-        updates: &[(BracketKeys, Update<'_>)],
+        updates: &[(&BracketKeys, Update<'_>)],
     ) -> Result<Vec<UpdateReply>, StoreError> {
         let now = self.clock.now();
         let mut data = self.data();
         Ok(updates
             .iter()
-            .map(|(keys, u)| {
-                data.brackets
-                    .entry(keys.base.clone())
-                    .or_default()
-                    .update(u, now)
-            })
+            .map(|(keys, u)| Self::bracket(&mut data, keys).update(u, now))
             .collect())
     }
 
@@ -374,9 +416,208 @@ impl Store for MemoryStore {
     ) -> Result<(), StoreError> {
         let mut data = self.data();
         let p = data.players.entry(player_keys.base.clone()).or_default();
-        if p.state.as_ref().is_none_or(|s| s.period < state.period) {
-            p.state = Some(state.clone());
+        match &p.state {
+            None => p.state = Some(PlayerState::new(state.period, &state.tier, state.bracket)),
+            Some(old) if old.period < state.period => {
+                let mut new = PlayerState::new(state.period, &state.tier, state.bracket);
+                new.previous = Some((old.period, old.tier.clone(), old.bracket));
+                p.state = Some(new);
+            }
+            Some(_) => {}
         }
         Ok(())
+    }
+
+    async fn closed_through(&self, season: &SeasonKeys) -> Result<u64, StoreError> {
+        Ok(self.data().seasons.get(&season.base).copied().unwrap_or(0))
+    }
+
+    async fn set_closed_through(&self, season: &SeasonKeys, period: u64) -> Result<(), StoreError> {
+        let mut data = self.data();
+        let mark = data.seasons.entry(season.base.clone()).or_insert(0);
+        *mark = (*mark).max(period);
+        Ok(())
+    }
+
+    async fn begin_close(
+        &self,
+        period: &PeriodKeys,
+    ) -> Result<(Option<String>, Vec<(String, u64)>), StoreError> {
+        let mut data = self.data();
+        let p = data.periods.entry(period.base.clone()).or_default();
+        p.meta.insert("closing".into(), "1".into());
+        let mut joins: Vec<(String, u64)> = p.joins.iter().map(|(t, n)| (t.clone(), *n)).collect();
+        joins.sort();
+        Ok((p.meta.get("closed").cloned(), joins))
+    }
+
+    async fn period_summary(&self, period: &PeriodKeys) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .data()
+            .periods
+            .get(&period.base)
+            .and_then(|p| p.meta.get("closed").cloned()))
+    }
+
+    async fn finish_period(
+        &self,
+        period: &PeriodKeys,
+        summary: &str,
+        ttl_secs: u64,
+    ) -> Result<(), StoreError> {
+        let now = self.clock.now().timestamp();
+        let expire_at = now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX));
+        let mut data = self.data();
+        let p = data.periods.entry(period.base.clone()).or_default();
+        p.meta
+            .entry("closed".into())
+            .or_insert_with(|| summary.to_owned());
+        p.expire_at = Some(expire_at);
+        // Redis expires closed periods by TTL; here they are dropped when a later
+        // period closes, which is when their retention can first run out.
+        data.periods
+            .retain(|_, p| p.expire_at.is_none_or(|e| e > now));
+        data.brackets
+            .retain(|_, b| b.expire_at.is_none_or(|e| e > now));
+        Ok(())
+    }
+
+    async fn claim_bracket(
+        &self,
+        bracket: &BracketKeys,
+        owner: &str,
+        lease_ms: u64,
+    ) -> Result<BracketClaim, StoreError> {
+        let now = self.clock.now().timestamp_millis();
+        let mut data = self.data();
+        let b = data.brackets.entry(bracket.base.clone()).or_default();
+        if let Some(tally) = b.meta.get("done") {
+            return Ok(BracketClaim::Done(tally.clone()));
+        }
+        match &b.lease {
+            Some((holder, until)) if holder != owner && *until > now => Ok(BracketClaim::Busy),
+            _ => {
+                let until = now.saturating_add(i64::try_from(lease_ms).unwrap_or(i64::MAX));
+                b.lease = Some((owner.to_owned(), until));
+                Ok(BracketClaim::Mine)
+            }
+        }
+    }
+
+    async fn freeze(&self, bracket: &BracketKeys) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut data = self.data();
+        let b = data.brackets.entry(bracket.base.clone()).or_default();
+        b.meta.insert("closed".into(), "1".into());
+        Ok(b.order
+            .iter()
+            .map(|(neg, player)| (player.to_string(), (-*neg) as u64))
+            .collect())
+    }
+
+    async fn record_outcomes(
+        &self,
+        bracket: &BracketKeys,
+        outcomes: &[(String, String)],
+        ttl_secs: u64,
+    ) -> Result<(), StoreError> {
+        let now = self.clock.now().timestamp();
+        let expire_at = now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX));
+        let mut data = self.data();
+        let b = data.brackets.entry(bracket.base.clone()).or_default();
+        if !b.meta.contains_key("recorded") {
+            b.outcomes = outcomes.iter().cloned().collect();
+            b.meta.insert("recorded".into(), "1".into());
+        }
+        b.expire_at = Some(expire_at);
+        Ok(())
+    }
+
+    async fn grant(&self, grants: &[(PlayerKeys, String, String)]) -> Result<(), StoreError> {
+        let mut data = self.data();
+        for (keys, source, grant) in grants {
+            data.players
+                .entry(keys.base.clone())
+                .or_default()
+                .rewards
+                .entry(source.clone())
+                .or_insert_with(|| (false, grant.clone()));
+        }
+        Ok(())
+    }
+
+    async fn finish_bracket(&self, bracket: &BracketKeys, tally: &str) -> Result<(), StoreError> {
+        let mut data = self.data();
+        let b = data.brackets.entry(bracket.base.clone()).or_default();
+        b.meta
+            .entry("done".into())
+            .or_insert_with(|| tally.to_owned());
+        b.lease = None;
+        Ok(())
+    }
+
+    async fn outcome(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .data()
+            .brackets
+            .get(&bracket.base)
+            .and_then(|b| b.outcomes.get(player).cloned()))
+    }
+
+    async fn outcomes(&self, bracket: &BracketKeys) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(self
+            .data()
+            .brackets
+            .get(&bracket.base)
+            .map(|b| {
+                b.outcomes
+                    .iter()
+                    .map(|(p, o)| (p.clone(), o.clone()))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn rewards(&self, player_keys: &PlayerKeys) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(self
+            .data()
+            .players
+            .get(&player_keys.base)
+            .map(|p| {
+                p.rewards
+                    .iter()
+                    .filter(|(_, (claimed, _))| !claimed)
+                    .map(|(s, (_, g))| (s.clone(), g.clone()))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn claim_rewards(
+        &self,
+        player_keys: &PlayerKeys,
+        claim_id: Option<&str>,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let mut data = self.data();
+        let p = data.players.entry(player_keys.base.clone()).or_default();
+        if let Some(id) = claim_id
+            && let Some(answer) = p.claims.get(id)
+        {
+            return Ok(answer.clone());
+        }
+        let mut claimed = Vec::new();
+        for (source, (done, grant)) in p.rewards.iter_mut() {
+            if !*done {
+                *done = true;
+                claimed.push((source.clone(), grant.clone()));
+            }
+        }
+        if let Some(id) = claim_id {
+            p.claims.insert(id.to_owned(), claimed.clone());
+        }
+        Ok(claimed)
     }
 }

@@ -33,9 +33,11 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError, RedisResult, Script, ScriptInvocation, ServerErrorKind, Value};
 
 use crate::error::StoreError;
-use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys};
+use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 use crate::score::{EXACT_LIMIT, Packing};
-use crate::store::{Joined, Page, PlayerState, RawEntry, Store, Update, UpdateReply, UpdateStatus};
+use crate::store::{
+    BracketClaim, Joined, Page, PlayerState, RawEntry, Store, Update, UpdateReply, UpdateStatus,
+};
 
 /// The scripts, hashed once per process (`Script::new` computes the SHA1).
 struct Scripts {
@@ -47,6 +49,14 @@ struct Scripts {
     entry: Script,
     cache_profile: Script,
     record_state: Script,
+    raise_mark: Script,
+    begin_close: Script,
+    finish_period: Script,
+    claim_bracket: Script,
+    freeze: Script,
+    record_outcomes: Script,
+    finish_bracket: Script,
+    claim_rewards: Script,
 }
 
 static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -58,6 +68,14 @@ static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     entry: Script::new(include_str!("../lua/entry.lua")),
     cache_profile: Script::new(include_str!("../lua/cache_profile.lua")),
     record_state: Script::new(include_str!("../lua/record_state.lua")),
+    raise_mark: Script::new(include_str!("../lua/raise_mark.lua")),
+    begin_close: Script::new(include_str!("../lua/begin_close.lua")),
+    finish_period: Script::new(include_str!("../lua/finish_period.lua")),
+    claim_bracket: Script::new(include_str!("../lua/claim_bracket.lua")),
+    freeze: Script::new(include_str!("../lua/freeze.lua")),
+    record_outcomes: Script::new(include_str!("../lua/record_outcomes.lua")),
+    finish_bracket: Script::new(include_str!("../lua/finish_bracket.lua")),
+    claim_rewards: Script::new(include_str!("../lua/claim_rewards.lua")),
 });
 
 /// Longest idempotency window sent to Redis (100 years, in seconds). Redis refuses an
@@ -634,12 +652,19 @@ impl Store for RedisStore {
         profile: Option<&str>,
     ) -> Result<(), StoreError> {
         let mut inv = SCRIPTS.enter.prepare_invoke();
-        inv.key(&bracket.board).key(&bracket.profiles).arg(player);
+        inv.key(&bracket.board)
+            .key(&bracket.profiles)
+            .key(&bracket.meta)
+            .arg(player);
         if let Some(json) = profile {
             inv.arg(json);
         }
-        self.invoke("enter", Retry::Idempotent, &inv).await?;
-        Ok(())
+        let reply = self.invoke("enter", Retry::Idempotent, &inv).await?;
+        match text(&reply, "enter reply")? {
+            "ok" => Ok(()),
+            "closed" => Err(StoreError::PeriodClosed),
+            other => Err(protocol(format!("unknown enter reply {other:?}"))),
+        }
     }
 
     async fn update(
@@ -662,7 +687,7 @@ impl Store for RedisStore {
 
     async fn update_many(
         &self,
-        updates: &[(BracketKeys, Update<'_>)],
+        updates: &[(&BracketKeys, Update<'_>)],
     ) -> Result<Vec<UpdateReply>, StoreError> {
         if updates.is_empty() {
             return Ok(Vec::new());
@@ -843,19 +868,33 @@ impl Store for RedisStore {
         cmd.arg(&player_keys.state)
             .arg("period")
             .arg("tier")
-            .arg("bracket");
+            .arg("bracket")
+            .arg("prev_period")
+            .arg("prev_tier")
+            .arg("prev_bracket");
         let reply = self
             .command("player_state", Retry::Idempotent, &cmd)
             .await?;
+        let placement =
+            |p: &Value, t: &Value, b: &Value| -> Result<(u64, String, u32), StoreError> {
+                Ok((
+                    uint(p, "state period")?,
+                    text(t, "state tier")?.to_owned(),
+                    bracket_number(text(b, "state bracket")?, "state bracket")?,
+                ))
+            };
         match array(reply, "player state")?.as_slice() {
-            [period, _, _] if is_nil(period) => Ok(None),
-            [period, tier, bracket] => Ok(Some(PlayerState {
-                period: uint(period, "state period")?,
-                tier: text(tier, "state tier")?.to_owned(),
-                bracket: bracket_number(text(bracket, "state bracket")?, "state bracket")?,
-            })),
+            [period, ..] if is_nil(period) => Ok(None),
+            [period, tier, bracket, pp, pt, pb] => {
+                let (period, tier, bracket) = placement(period, tier, bracket)?;
+                let mut state = PlayerState::new(period, tier, bracket);
+                if !is_nil(pp) {
+                    state.previous = Some(placement(pp, pt, pb)?);
+                }
+                Ok(Some(state))
+            }
             other => Err(protocol(format!(
-                "player state: expected 3 fields, got {}",
+                "player state: expected 6 fields, got {}",
                 other.len()
             ))),
         }
@@ -874,6 +913,257 @@ impl Store for RedisStore {
         // Idempotent: writing the same state again is a no-op.
         self.invoke("record_state", Retry::Idempotent, &inv).await?;
         Ok(())
+    }
+
+    async fn closed_through(&self, season: &SeasonKeys) -> Result<u64, StoreError> {
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(&season.meta).arg("closed_through");
+        let reply = self
+            .command("closed_through", Retry::Idempotent, &cmd)
+            .await?;
+        if is_nil(&reply) {
+            return Ok(0);
+        }
+        uint(&reply, "closed_through")
+    }
+
+    async fn set_closed_through(&self, season: &SeasonKeys, period: u64) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.raise_mark.prepare_invoke();
+        inv.key(&season.meta).arg(period);
+        self.invoke("set_closed_through", Retry::Idempotent, &inv)
+            .await?;
+        Ok(())
+    }
+
+    async fn begin_close(
+        &self,
+        period: &PeriodKeys,
+    ) -> Result<(Option<String>, Vec<(String, u64)>), StoreError> {
+        let mut inv = SCRIPTS.begin_close.prepare_invoke();
+        inv.key(&period.meta).key(&period.joins);
+        let items = array(
+            self.invoke("begin_close", Retry::Idempotent, &inv).await?,
+            "begin_close reply",
+        )?;
+        let Some((summary, joins)) = items.split_first() else {
+            return Err(protocol("empty begin_close reply"));
+        };
+        let summary = if is_nil(summary) {
+            None
+        } else {
+            Some(text(summary, "period summary")?.to_owned())
+        };
+        if joins.len() % 2 != 0 {
+            return Err(protocol("begin_close: odd number of join counter items"));
+        }
+        let mut counts = joins
+            .chunks_exact(2)
+            .map(|kv| {
+                let tier = text(&kv[0], "tier")?.to_owned();
+                let n = uint(&kv[1], "join counter")?;
+                Ok((tier, n))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        counts.sort();
+        Ok((summary, counts))
+    }
+
+    async fn period_summary(&self, period: &PeriodKeys) -> Result<Option<String>, StoreError> {
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(&period.meta).arg("closed");
+        let reply = self
+            .command("period_summary", Retry::Idempotent, &cmd)
+            .await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        Ok(Some(text(&reply, "period summary")?.to_owned()))
+    }
+
+    async fn finish_period(
+        &self,
+        period: &PeriodKeys,
+        summary: &str,
+        ttl_secs: u64,
+    ) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.finish_period.prepare_invoke();
+        inv.key(&period.meta)
+            .key(&period.joins)
+            .key(&period.assign)
+            .arg(summary)
+            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        self.invoke("finish_period", Retry::Idempotent, &inv)
+            .await?;
+        Ok(())
+    }
+
+    async fn claim_bracket(
+        &self,
+        bracket: &BracketKeys,
+        owner: &str,
+        lease_ms: u64,
+    ) -> Result<BracketClaim, StoreError> {
+        let mut inv = SCRIPTS.claim_bracket.prepare_invoke();
+        inv.key(&bracket.meta)
+            .key(&bracket.lease)
+            .arg(owner)
+            .arg(lease_ms.max(1));
+        // Renewing one's own lease is harmless, so a retry is safe.
+        let items = array(
+            self.invoke("claim_bracket", Retry::Idempotent, &inv)
+                .await?,
+            "claim_bracket reply",
+        )?;
+        match items.as_slice() {
+            [status, tally] if text(status, "claim status")? == "done" => {
+                Ok(BracketClaim::Done(text(tally, "bracket tally")?.to_owned()))
+            }
+            [status] => match text(status, "claim status")? {
+                "mine" => Ok(BracketClaim::Mine),
+                "busy" => Ok(BracketClaim::Busy),
+                other => Err(protocol(format!("unknown claim status {other:?}"))),
+            },
+            other => Err(protocol(format!("claim_bracket: {} items", other.len()))),
+        }
+    }
+
+    async fn freeze(&self, bracket: &BracketKeys) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut inv = SCRIPTS.freeze.prepare_invoke();
+        inv.key(&bracket.board).key(&bracket.meta);
+        let items = array(
+            self.invoke("freeze", Retry::Idempotent, &inv).await?,
+            "freeze reply",
+        )?;
+        if items.len() % 2 != 0 {
+            return Err(protocol("freeze: odd number of board items"));
+        }
+        items
+            .chunks_exact(2)
+            .map(|e| {
+                Ok((
+                    text(&e[0], "player id")?.to_owned(),
+                    packed_from_score(&e[1], "board score")?,
+                ))
+            })
+            .collect()
+    }
+
+    async fn record_outcomes(
+        &self,
+        bracket: &BracketKeys,
+        outcomes: &[(String, String)],
+        ttl_secs: u64,
+    ) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.record_outcomes.prepare_invoke();
+        inv.key(&bracket.board)
+            .key(&bracket.profiles)
+            .key(&bracket.meta)
+            .key(&bracket.outcomes)
+            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        for (player, outcome) in outcomes {
+            inv.arg(player).arg(outcome);
+        }
+        self.invoke("record_outcomes", Retry::Idempotent, &inv)
+            .await?;
+        Ok(())
+    }
+
+    async fn grant(&self, grants: &[(PlayerKeys, String, String)]) -> Result<(), StoreError> {
+        if grants.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for (keys, source, grant) in grants {
+            // HSETNX: a reward already pending or claimed is never written again.
+            pipe.cmd("HSETNX")
+                .arg(&keys.rewards)
+                .arg(source)
+                .arg(format!("p|{grant}"))
+                .ignore();
+        }
+        self.run("grant", Retry::Idempotent, |mut con| {
+            let pipe = &pipe;
+            async move { pipe.query_async::<()>(&mut con).await }
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn finish_bracket(&self, bracket: &BracketKeys, tally: &str) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.finish_bracket.prepare_invoke();
+        inv.key(&bracket.meta).key(&bracket.lease).arg(tally);
+        self.invoke("finish_bracket", Retry::Idempotent, &inv)
+            .await?;
+        Ok(())
+    }
+
+    async fn outcome(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(&bracket.outcomes).arg(player);
+        let reply = self.command("outcome", Retry::Idempotent, &cmd).await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        Ok(Some(text(&reply, "outcome")?.to_owned()))
+    }
+
+    async fn outcomes(&self, bracket: &BracketKeys) -> Result<Vec<(String, String)>, StoreError> {
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(&bracket.outcomes);
+        let reply = self.command("outcomes", Retry::Idempotent, &cmd).await?;
+        pairs(reply, "outcomes")
+    }
+
+    async fn rewards(&self, player_keys: &PlayerKeys) -> Result<Vec<(String, String)>, StoreError> {
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(&player_keys.rewards);
+        let reply = self.command("rewards", Retry::Idempotent, &cmd).await?;
+        let mut pending: Vec<(String, String)> = pairs(reply, "rewards")?
+            .into_iter()
+            .filter_map(|(source, value)| value.strip_prefix("p|").map(|g| (source, g.to_owned())))
+            .collect();
+        pending.sort();
+        Ok(pending)
+    }
+
+    async fn claim_rewards(
+        &self,
+        player_keys: &PlayerKeys,
+        claim_id: Option<&str>,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let mut inv = SCRIPTS.claim_rewards.prepare_invoke();
+        inv.key(&player_keys.rewards)
+            .key(&player_keys.claims)
+            .arg(claim_id.unwrap_or(""));
+        // With a claim id a second run returns the stored answer; without one it
+        // would answer "nothing" after the first run claimed, so it is not retried.
+        let retry = if claim_id.is_some() {
+            Retry::Idempotent
+        } else {
+            Retry::NotExecuted
+        };
+        let items = array(
+            self.invoke("claim_rewards", retry, &inv).await?,
+            "claim reply",
+        )?;
+        if items.len() % 2 != 0 {
+            return Err(protocol("claim: odd number of items"));
+        }
+        let mut claimed = items
+            .chunks_exact(2)
+            .map(|kv| {
+                Ok((
+                    text(&kv[0], "reward source")?.to_owned(),
+                    text(&kv[1], "grant")?.to_owned(),
+                ))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        claimed.sort();
+        Ok(claimed)
     }
 }
 

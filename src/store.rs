@@ -8,7 +8,7 @@
 use std::future::Future;
 
 use crate::error::StoreError;
-use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys};
+use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 use crate::score::ScoreMode;
 
 /// Where a join put a player.
@@ -96,7 +96,7 @@ pub struct Page {
     pub entries: Vec<RawEntry>,
 }
 
-/// A player's league state: where they were last placed.
+/// A player's league state: where they were last placed, and the placement before.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PlayerState {
@@ -106,6 +106,37 @@ pub struct PlayerState {
     pub tier: String,
     /// Their bracket in that period.
     pub bracket: u32,
+    /// The placement before that one: `(period, tier, bracket)`. Kept so a player who
+    /// has joined the current period can still be shown their last closed period.
+    pub previous: Option<(u64, String, u32)>,
+}
+
+impl PlayerState {
+    /// A state with no previous placement.
+    pub fn new(period: u64, tier: impl Into<String>, bracket: u32) -> Self {
+        Self {
+            period,
+            tier: tier.into(),
+            bracket,
+            previous: None,
+        }
+    }
+}
+
+/// What [`Store::begin_close`] finds: the period's summary if it is already closed,
+/// and its join counters `(tier, players joined)`.
+pub type ClosingPeriod = (Option<String>, Vec<(String, u64)>);
+
+/// Whether a bracket still needs closing, as seen by one rollover process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BracketClaim {
+    /// The bracket is closed and its rewards granted; its tally is attached.
+    Done(String),
+    /// This process holds the lease and should close it.
+    Mine,
+    /// Another process holds the lease; come back later.
+    Busy,
 }
 
 /// The atomic operations behind a [`crate::League`].
@@ -147,7 +178,7 @@ pub trait Store: Send + Sync + 'static {
     /// Applies many updates in one round trip (pipelined); replies in order.
     fn update_many(
         &self,
-        updates: &[(BracketKeys, Update<'_>)],
+        updates: &[(&BracketKeys, Update<'_>)],
     ) -> impl Future<Output = Result<Vec<UpdateReply>, StoreError>> + Send;
 
     /// Entries `offset..offset+limit` (0-based ranks) with cached profiles.
@@ -202,11 +233,118 @@ pub trait Store: Send + Sync + 'static {
         player_keys: &PlayerKeys,
     ) -> impl Future<Output = Result<Option<PlayerState>, StoreError>> + Send;
 
-    /// Records the player's latest placement; a state for an earlier period than the
-    /// stored one is ignored, so concurrent or repeated writes converge.
+    /// Records the player's latest placement. A state for an earlier period than the
+    /// stored one is ignored; one for a later period moves the stored placement to
+    /// `previous` (the `previous` field of the argument is ignored). So concurrent or
+    /// repeated writes converge.
     fn record_state(
         &self,
         player_keys: &PlayerKeys,
         state: &PlayerState,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    // ---- rollover (see crate::rollover) ----
+
+    /// The last period the season has closed (0 if none).
+    fn closed_through(
+        &self,
+        season: &SeasonKeys,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Raises the season's closed-through mark to `period` (never lowers it).
+    fn set_closed_through(
+        &self,
+        season: &SeasonKeys,
+        period: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Starts closing a period: marks it `closing` (joins are refused from now on) and
+    /// returns its summary if it is already closed, and its join counters.
+    fn begin_close(
+        &self,
+        period: &PeriodKeys,
+    ) -> impl Future<Output = Result<ClosingPeriod, StoreError>> + Send;
+
+    /// The period's summary if it is closed.
+    fn period_summary(
+        &self,
+        period: &PeriodKeys,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Marks the period closed with its summary and sets every period key to expire in
+    /// `ttl_secs` seconds. Idempotent.
+    fn finish_period(
+        &self,
+        period: &PeriodKeys,
+        summary: &str,
+        ttl_secs: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// `Done` if the bracket is finished; else takes the lease for `owner` for
+    /// `lease_ms` if it is free (or already `owner`'s) and answers `Mine`; else `Busy`.
+    fn claim_bracket(
+        &self,
+        bracket: &BracketKeys,
+        owner: &str,
+        lease_ms: u64,
+    ) -> impl Future<Output = Result<BracketClaim, StoreError>> + Send;
+
+    /// Marks the bracket closed (updates are refused from now on) and returns its whole
+    /// board as `(player, packed)`, in one atomic step. Idempotent.
+    fn freeze(
+        &self,
+        bracket: &BracketKeys,
+    ) -> impl Future<Output = Result<Vec<(String, u64)>, StoreError>> + Send;
+
+    /// Records the bracket's outcomes (`player → encoded outcome`) unless already
+    /// recorded, and sets every bracket key to expire in `ttl_secs` seconds.
+    fn record_outcomes(
+        &self,
+        bracket: &BracketKeys,
+        outcomes: &[(String, String)],
+        ttl_secs: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Grants rewards: for each `(player, source, grant)`, sets the player's reward
+    /// `source` to pending `grant` unless the player already has that source (pending
+    /// or claimed). Pipelined; idempotent.
+    fn grant(
+        &self,
+        grants: &[(PlayerKeys, String, String)],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Marks the bracket finished with its tally and releases the lease. Idempotent.
+    fn finish_bracket(
+        &self,
+        bracket: &BracketKeys,
+        tally: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// One player's encoded outcome in a closed bracket.
+    fn outcome(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Every encoded outcome of a closed bracket, `(player, outcome)`, in any order.
+    fn outcomes(
+        &self,
+        bracket: &BracketKeys,
+    ) -> impl Future<Output = Result<Vec<(String, String)>, StoreError>> + Send;
+
+    /// The player's pending rewards `(source, grant)`, sorted by source.
+    fn rewards(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> impl Future<Output = Result<Vec<(String, String)>, StoreError>> + Send;
+
+    /// Marks every pending reward claimed and returns them `(source, grant)` sorted by
+    /// source, atomically. With a claim id, the answer is remembered: a repeated claim
+    /// with the same id returns the same grants and claims nothing new.
+    fn claim_rewards(
+        &self,
+        player_keys: &PlayerKeys,
+        claim_id: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<(String, String)>, StoreError>> + Send;
 }

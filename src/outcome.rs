@@ -1,0 +1,236 @@
+//! Bracket outcomes: who is promoted, who stays, who is demoted, and who is rewarded.
+//!
+//! A pure function of the season and a closed bracket's standings, with no I/O, so
+//! every process (the scheduler, a rollover started by hand, or a join that needs a
+//! player's next tier before the rollover got there) computes the same answer.
+//!
+//! The rule, for a bracket of `n` players in a tier with quotas `promote`/`demote`:
+//!
+//! 1. `P = promote.of(n)` and `D = demote.of(n)` (a percentage of `n`, rounded down;
+//!    `P = 0` in the top tier, `D = 0` in the bottom tier).
+//! 2. Players who scored ("active") keep their bracket ranks. The best `min(P, active)`
+//!    are promoted; then the worst `min(D, active - promoted)` active players are
+//!    demoted: promotion takes the top ranks first, demotion only those left.
+//! 3. Idle players (placed but never scored) follow `[idle] policy`: `stay` keeps
+//!    their tier; `drop_one_tier` demotes them one tier (not below the bottom). They
+//!    are never promoted and never rewarded, and they do not use up demotion places.
+//! 4. Rewards go by rank to active players: the tier's `rewards` rule whose range holds
+//!    the player's rank.
+
+use std::cmp::Reverse;
+
+use serde::Serialize;
+
+use crate::config::{IdlePolicy, Season};
+
+/// Where a player goes after a period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Movement {
+    /// Up one tier.
+    Promoted,
+    /// Same tier.
+    Stayed,
+    /// Down one tier.
+    Demoted,
+}
+
+impl Movement {
+    /// The name used in JSON and in stored records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Movement::Promoted => "promoted",
+            Movement::Stayed => "stayed",
+            Movement::Demoted => "demoted",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Movement> {
+        match s {
+            "promoted" => Some(Movement::Promoted),
+            "stayed" => Some(Movement::Stayed),
+            "demoted" => Some(Movement::Demoted),
+            _ => None,
+        }
+    }
+}
+
+/// One player's result in a closed bracket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Outcome {
+    /// The player.
+    pub player: String,
+    /// Final 1-based rank in the bracket.
+    pub rank: u64,
+    /// Final score.
+    pub score: u64,
+    /// True if the player never scored in the period.
+    pub idle: bool,
+    /// Promoted, stayed or demoted.
+    pub outcome: Movement,
+    /// The tier the player joins next period.
+    pub next_tier: String,
+    /// The reward grant, if any.
+    pub reward: Option<String>,
+}
+
+/// Totals of a set of outcomes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Tally {
+    /// Players.
+    pub players: u64,
+    /// Promoted players.
+    pub promoted: u64,
+    /// Demoted players.
+    pub demoted: u64,
+    /// Players who stayed.
+    pub stayed: u64,
+    /// Rewards granted.
+    pub rewards: u64,
+    /// Idle players.
+    pub idle: u64,
+}
+
+impl Tally {
+    /// Adds one outcome.
+    pub fn add(&mut self, o: &Outcome) {
+        self.players += 1;
+        match o.outcome {
+            Movement::Promoted => self.promoted += 1,
+            Movement::Stayed => self.stayed += 1,
+            Movement::Demoted => self.demoted += 1,
+        }
+        self.rewards += u64::from(o.reward.is_some());
+        self.idle += u64::from(o.idle);
+    }
+
+    /// Adds another tally.
+    pub fn merge(&mut self, other: &Tally) {
+        self.players += other.players;
+        self.promoted += other.promoted;
+        self.demoted += other.demoted;
+        self.stayed += other.stayed;
+        self.rewards += other.rewards;
+        self.idle += other.idle;
+    }
+}
+
+/// Computes every outcome of one closed bracket of tier `tier` (index, 0 = lowest).
+/// `board` is `(player, packed score)` in any order; the result is in rank order.
+pub fn bracket_outcomes(season: &Season, tier: usize, board: &[(String, u64)]) -> Vec<Outcome> {
+    let tiers = &season.tiers;
+    let Some(this) = tiers.get(tier) else {
+        return Vec::new();
+    };
+    let top = tier + 1 == tiers.len();
+    let bottom = tier == 0;
+    let mut ranked: Vec<&(String, u64)> = board.iter().collect();
+    ranked.sort_by(|a, b| (Reverse(a.1), &a.0).cmp(&(Reverse(b.1), &b.0)));
+    let n = ranked.len() as u64;
+    let promote = if top { 0 } else { this.promote.of(n) };
+    let demote = if bottom { 0 } else { this.demote.of(n) };
+    let active: u64 = ranked
+        .iter()
+        .filter(|(_, packed)| season.packing.unpack(*packed).1.is_some())
+        .count() as u64;
+    let promoted = promote.min(active);
+    let demoted = demote.min(active - promoted);
+    let name = |i: usize| tiers.get(i).map(|t| t.name.clone()).unwrap_or_default();
+    let mut active_seen = 0u64;
+    ranked
+        .into_iter()
+        .enumerate()
+        .map(|(i, (player, packed))| {
+            let rank = i as u64 + 1;
+            let (score, time) = season.packing.unpack(*packed);
+            let idle = time.is_none();
+            let movement = if idle {
+                match season.idle.policy {
+                    IdlePolicy::DropOneTier if !bottom => Movement::Demoted,
+                    _ => Movement::Stayed,
+                }
+            } else {
+                active_seen += 1;
+                if active_seen <= promoted {
+                    Movement::Promoted
+                } else if active_seen > active - demoted {
+                    Movement::Demoted
+                } else {
+                    Movement::Stayed
+                }
+            };
+            let next = match movement {
+                Movement::Promoted => tier + 1,
+                Movement::Stayed => tier,
+                Movement::Demoted => tier.saturating_sub(1),
+            };
+            let reward = if idle {
+                None
+            } else {
+                this.rewards
+                    .iter()
+                    .find(|r| u64::from(r.first) <= rank && rank <= u64::from(r.last))
+                    .map(|r| r.grant.clone())
+            };
+            Outcome {
+                player: player.clone(),
+                rank,
+                score,
+                idle,
+                outcome: movement,
+                next_tier: name(next),
+                reward,
+            }
+        })
+        .collect()
+}
+
+/// The tier index after `skipped` whole periods without playing, from `tier`.
+pub fn after_skipped(season: &Season, tier: usize, skipped: u64) -> usize {
+    match season.idle.policy {
+        IdlePolicy::DropOneTier => {
+            tier.saturating_sub(usize::try_from(skipped).unwrap_or(usize::MAX))
+        }
+        _ => tier,
+    }
+}
+
+/// Encodes an outcome (without the player) for storage: `rank|score|idle|outcome|next|+reward`.
+/// Tier names cannot contain `|`; a grant may, so it goes last and is taken whole.
+pub fn encode(o: &Outcome) -> String {
+    format!(
+        "{}|{}|{}|{}|{}|{}",
+        o.rank,
+        o.score,
+        u8::from(o.idle),
+        o.outcome.as_str(),
+        o.next_tier,
+        o.reward
+            .as_deref()
+            .map(|r| format!("+{r}"))
+            .unwrap_or_default()
+    )
+}
+
+/// Decodes [`encode`]'s output for `player`.
+pub fn decode(player: &str, s: &str) -> Option<Outcome> {
+    let mut it = s.splitn(6, '|');
+    let rank = it.next()?.parse().ok()?;
+    let score = it.next()?.parse().ok()?;
+    let idle = it.next()? == "1";
+    let outcome = Movement::parse(it.next()?)?;
+    let next_tier = it.next()?.to_owned();
+    let reward = it.next()?.strip_prefix('+').map(str::to_owned);
+    Some(Outcome {
+        player: player.to_owned(),
+        rank,
+        score,
+        idle,
+        outcome,
+        next_tier,
+        reward,
+    })
+}

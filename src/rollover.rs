@@ -1,0 +1,683 @@
+//! Period rollover: closing brackets and periods, exactly once, from any number of
+//! processes, resumable after a crash at any point.
+//!
+//! Closing one bracket is a sequence of idempotent steps, each atomic on the
+//! bracket's slot:
+//!
+//! 1. claim a short lease (so concurrent processes share brackets instead of all
+//!    doing every one; a dead holder's lease simply expires);
+//! 2. freeze: mark the bracket closed (updates are refused from here on) and read the
+//!    final board in the same step;
+//! 3. compute the outcomes ([`crate::outcome::bracket_outcomes`], a pure function of the
+//!    frozen board) and record them unless already recorded;
+//! 4. grant rewards: one `HSETNX` per player and period, so a grant repeated after a
+//!    crash, or by a second process, is a no-op, and a claimed reward is never re-added;
+//! 5. mark the bracket done with its tally.
+//!
+//! A crash between any two steps leaves a state the next run finishes: steps 2-4 give
+//! the same result when repeated, and step 5 is what makes later runs skip the bracket.
+//! A period is closed when all its brackets are; joins into it are refused from the
+//! start of its close. The season remembers the last period it closed, so a rollover
+//! after downtime closes every period missed since, in order.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tracing::{info, instrument};
+
+use crate::calendar::{Period, PeriodId};
+use crate::engine::League;
+use crate::error::{Error, InputError, StoreError};
+use crate::keys::BracketKeys;
+use crate::outcome::{self, Outcome, Tally};
+use crate::store::{BracketClaim, Store};
+
+/// How long a bracket lease lasts; closing a bracket takes milliseconds, so a holder
+/// that keeps it this long has died or stalled and another process takes over.
+const LEASE: Duration = Duration::from_secs(15);
+
+/// What closing one period did (or, in a dry run, would do).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct PeriodReport {
+    /// The period.
+    pub period: PeriodId,
+    /// Brackets in the period.
+    pub brackets: u64,
+    /// Players in the period.
+    pub players: u64,
+    /// Players promoted.
+    pub promoted: u64,
+    /// Players demoted.
+    pub demoted: u64,
+    /// Players who stayed.
+    pub stayed: u64,
+    /// Rewards granted.
+    pub rewards: u64,
+    /// Players who never scored.
+    pub idle: u64,
+    /// Per tier: the same figures.
+    pub tiers: BTreeMap<String, Tally>,
+}
+
+/// What a rollover did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct RolloverReport {
+    /// Periods closed, oldest first.
+    pub closed: Vec<PeriodReport>,
+}
+
+/// Options of [`League::rollover`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RolloverOptions {
+    /// Compute and report without writing anything.
+    pub dry_run: bool,
+}
+
+impl RolloverOptions {
+    /// Sets dry-run.
+    pub fn dry_run(mut self, yes: bool) -> Self {
+        self.dry_run = yes;
+        self
+    }
+}
+
+/// One player's last closed period, for [`League::last_outcome`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct LastOutcome {
+    /// The period.
+    pub period: PeriodId,
+    /// The tier played.
+    pub tier: String,
+    /// The bracket played.
+    pub bracket: u32,
+    /// Final rank.
+    pub rank: u64,
+    /// Final score.
+    pub score: u64,
+    /// Promoted, stayed or demoted.
+    pub outcome: outcome::Movement,
+    /// The tier after the period.
+    pub next_tier: String,
+    /// The reward, if any.
+    pub reward: Option<String>,
+}
+
+/// One line of a period's outcome log ([`League::outcomes`], `leaguekit export`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct OutcomeRecord {
+    /// The period.
+    pub period: PeriodId,
+    /// The tier.
+    pub tier: String,
+    /// The bracket.
+    pub bracket: u32,
+    /// Final rank.
+    pub rank: u64,
+    /// The player.
+    pub player: String,
+    /// Final score.
+    pub score: u64,
+    /// Promoted, stayed or demoted.
+    pub outcome: outcome::Movement,
+    /// The tier after the period.
+    pub next_tier: String,
+    /// The reward, if any.
+    pub reward: Option<String>,
+    /// Where to resume reading after this record.
+    pub cursor: String,
+}
+
+/// A reward of one player.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct RewardGrant {
+    /// Where it was earned: `period/tier/bracket`.
+    pub source: String,
+    /// The grant string.
+    pub grant: String,
+}
+
+pub(crate) fn tally_to_string(t: &Tally) -> String {
+    format!(
+        "{} {} {} {} {} {}",
+        t.players, t.promoted, t.demoted, t.stayed, t.rewards, t.idle
+    )
+}
+
+pub(crate) fn tally_from_string(s: &str) -> Result<Tally, StoreError> {
+    let n: Vec<u64> = s
+        .split(' ')
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|_| StoreError::Protocol(format!("bad tally {s:?}")))?;
+    match n.as_slice() {
+        [players, promoted, demoted, stayed, rewards, idle] => Ok(Tally {
+            players: *players,
+            promoted: *promoted,
+            demoted: *demoted,
+            stayed: *stayed,
+            rewards: *rewards,
+            idle: *idle,
+        }),
+        _ => Err(StoreError::Protocol(format!("bad tally {s:?}"))),
+    }
+}
+
+fn owner_id() -> String {
+    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    format!("{}-{}", std::process::id(), nanos)
+}
+
+impl<S: Store> League<S> {
+    /// How long a closed period's keys live, in seconds: until `retention.periods`
+    /// periods after it ends by the calendar, and at least that span from now. The
+    /// "from now" part matters when old periods are closed late (catch-up after
+    /// downtime, or a season replayed with past times): their data stays readable and
+    /// their outcomes still give returning players their next tier. A relative TTL
+    /// also keeps the engine's clock and the Redis server's clock out of each other's
+    /// way.
+    fn ttl_secs(&self, period: PeriodId) -> u64 {
+        let keep = u64::from(self.season().retention.periods);
+        let calendar = self.season().calendar.period(period + keep);
+        let own_end = self.season().calendar.period(period).map(|p| p.end);
+        match (calendar, own_end) {
+            (Some(later), Some(end)) => {
+                let span = later.end - end;
+                let until = later.end - self.clock().now();
+                u64::try_from(span.max(until).num_seconds())
+                    .unwrap_or(0)
+                    .max(1)
+            }
+            // Beyond the calendar's horizon: keep for ten years.
+            _ => 10 * 366 * 24 * 3600,
+        }
+    }
+
+    /// Brackets of a period, from the join counters: `(tier index, tier, bracket)`.
+    fn brackets_of(&self, joins: &[(String, u64)]) -> Vec<(usize, String, u32)> {
+        let size = u64::from(self.season().brackets.size);
+        let mut out = Vec::new();
+        for (i, tier) in self.season().tiers.iter().enumerate() {
+            let n = joins
+                .iter()
+                .find(|(t, _)| *t == tier.name)
+                .map(|(_, n)| *n)
+                .unwrap_or(0);
+            for b in 1..=n.div_ceil(size) {
+                out.push((i, tier.name.clone(), u32::try_from(b).unwrap_or(u32::MAX)));
+            }
+        }
+        out
+    }
+
+    /// Closes every period that ended at or before `at` (default now) and is not yet
+    /// closed, oldest first. Safe to run from many processes at once and to re-run
+    /// after a crash.
+    #[instrument(skip(self, options), fields(dry_run = options.dry_run), err(level = "debug"))]
+    pub async fn rollover(
+        &self,
+        at: Option<DateTime<Utc>>,
+        options: RolloverOptions,
+    ) -> Result<RolloverReport, Error> {
+        let at = at.unwrap_or_else(|| self.clock().now());
+        let season_keys = self.keys().season();
+        let Some(current) = self.season().calendar.period_at(at) else {
+            if at < self.season().schedule.start {
+                return Ok(RolloverReport { closed: Vec::new() });
+            }
+            return Err(InputError::OutsideCalendar { at }.into());
+        };
+        let done = self.store().closed_through(&season_keys).await?;
+        let owner = owner_id();
+        let mut closed = Vec::new();
+        for id in done + 1..current.id {
+            let period = self.period(id)?;
+            let report = if options.dry_run {
+                self.preview_period(&period).await?
+            } else {
+                let r = self.close_period(&period, &owner).await?;
+                self.store().set_closed_through(&season_keys, id).await?;
+                r
+            };
+            info!(
+                period = id,
+                players = report.players,
+                brackets = report.brackets,
+                "period closed"
+            );
+            closed.push(report);
+        }
+        Ok(RolloverReport { closed })
+    }
+
+    async fn preview_period(&self, period: &Period) -> Result<PeriodReport, Error> {
+        let pkeys = self.keys().period(period.id);
+        if let Some(summary) = self.store().period_summary(&pkeys).await? {
+            return self.report_from_summary(period.id, &summary);
+        }
+        let joins = self.store().joined(&pkeys).await?;
+        let mut report = PeriodReport::empty(period.id);
+        for (i, tier, b) in self.brackets_of(&joins) {
+            let bk = self.keys().bracket(period.id, &tier, b);
+            let board = self.full_board(&bk).await?;
+            let mut tally = Tally::default();
+            for o in outcome::bracket_outcomes(self.season(), i, &board) {
+                tally.add(&o);
+            }
+            report.add(&tier, &tally);
+        }
+        Ok(report)
+    }
+
+    async fn full_board(&self, bk: &BracketKeys) -> Result<Vec<(String, u64)>, Error> {
+        let mut board = Vec::new();
+        let mut offset = 0;
+        loop {
+            let page = self.store().standings(bk, offset, 1000).await?;
+            let n = page.entries.len() as u64;
+            board.extend(page.entries.into_iter().map(|e| (e.player, e.packed)));
+            offset += n;
+            if n == 0 || offset >= page.total {
+                return Ok(board);
+            }
+        }
+    }
+
+    fn report_from_summary(&self, period: PeriodId, summary: &str) -> Result<PeriodReport, Error> {
+        serde_json::from_str::<StoredSummary>(summary)
+            .map(|s| s.into_report(period))
+            .map_err(|e| StoreError::Protocol(format!("bad period summary: {e}")).into())
+    }
+
+    /// Closes one period (all its brackets). Idempotent.
+    #[instrument(skip(self, owner), fields(period = period.id), err(level = "debug"))]
+    pub(crate) async fn close_period(
+        &self,
+        period: &Period,
+        owner: &str,
+    ) -> Result<PeriodReport, Error> {
+        let pkeys = self.keys().period(period.id);
+        let (summary, joins) = self.store().begin_close(&pkeys).await?;
+        if let Some(summary) = summary {
+            return self.report_from_summary(period.id, &summary);
+        }
+        let mut brackets = self.brackets_of(&joins);
+        // Start each process at a different bracket so concurrent runs spread out.
+        if !brackets.is_empty() {
+            let shift = owner
+                .bytes()
+                .fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+            let len = brackets.len();
+            brackets.rotate_left(shift % len);
+        }
+        let mut report = PeriodReport::empty(period.id);
+        let mut busy = Vec::new();
+        for (i, tier, b) in brackets {
+            match self.close_bracket(period.id, i, &tier, b, owner).await? {
+                Some(t) => report.add(&tier, &t),
+                None => busy.push((i, tier, b)),
+            }
+        }
+        // Brackets another process is closing: wait for them (or for their lease to
+        // lapse, when this process takes over).
+        let mut delay = Duration::from_millis(20);
+        while !busy.is_empty() {
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_millis(500));
+            let mut still = Vec::new();
+            for (i, tier, b) in busy {
+                match self.close_bracket(period.id, i, &tier, b, owner).await? {
+                    Some(t) => report.add(&tier, &t),
+                    None => still.push((i, tier, b)),
+                }
+            }
+            busy = still;
+        }
+        let summary = serde_json::to_string(&StoredSummary::from_report(&report))
+            .map_err(|e| StoreError::Protocol(format!("cannot encode summary: {e}")))?;
+        self.store()
+            .finish_period(&pkeys, &summary, self.ttl_secs(period.id))
+            .await?;
+        Ok(report)
+    }
+
+    /// Closes one bracket unless another process holds it (`None`). Idempotent.
+    async fn close_bracket(
+        &self,
+        period: PeriodId,
+        tier_index: usize,
+        tier: &str,
+        bracket: u32,
+        owner: &str,
+    ) -> Result<Option<Tally>, Error> {
+        let bk = self.keys().bracket(period, tier, bracket);
+        let lease = u64::try_from(LEASE.as_millis()).unwrap_or(u64::MAX);
+        match self.store().claim_bracket(&bk, owner, lease).await? {
+            BracketClaim::Done(summary) => return Ok(Some(tally_from_string(&summary)?)),
+            BracketClaim::Busy => return Ok(None),
+            BracketClaim::Mine => {}
+        }
+        let board = self.store().freeze(&bk).await?;
+        let outcomes = outcome::bracket_outcomes(self.season(), tier_index, &board);
+        let encoded: Vec<(String, String)> = outcomes
+            .iter()
+            .map(|o| (o.player.clone(), outcome::encode(o)))
+            .collect();
+        let ttl = self.ttl_secs(period);
+        self.store().record_outcomes(&bk, &encoded, ttl).await?;
+        let source = format!("{period}/{tier}/{bracket}");
+        let grants: Vec<_> = outcomes
+            .iter()
+            .filter_map(|o| {
+                o.reward
+                    .as_ref()
+                    .map(|g| (self.keys().player(&o.player), source.clone(), g.clone()))
+            })
+            .collect();
+        self.store().grant(&grants).await?;
+        let mut tally = Tally::default();
+        for o in &outcomes {
+            tally.add(o);
+        }
+        self.store()
+            .finish_bracket(&bk, &tally_to_string(&tally))
+            .await?;
+        Ok(Some(tally))
+    }
+
+    /// The player's outcome in a bracket, closing that bracket on the spot if its
+    /// period has ended but the rollover has not reached it yet.
+    pub(crate) async fn outcome_in(
+        &self,
+        period: PeriodId,
+        tier: &str,
+        bracket: u32,
+        player: &str,
+    ) -> Result<Option<Outcome>, Error> {
+        let placed = self.placed(period, tier, bracket);
+        let bk = &placed.keys;
+        if let Some(s) = self.store().outcome(bk, player).await? {
+            return Ok(outcome::decode(player, &s));
+        }
+        let Some((tier_index, _)) = self.season().tier(tier) else {
+            return Ok(None);
+        };
+        // Stop new joins into the period first, so the bracket cannot grow after its
+        // outcome is computed; then close it exactly as the rollover would.
+        self.store()
+            .begin_close(&self.keys().period(period))
+            .await?;
+        let owner = owner_id();
+        let mut delay = Duration::from_millis(10);
+        while self
+            .close_bracket(period, tier_index, tier, bracket, &owner)
+            .await?
+            .is_none()
+        {
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_millis(500));
+        }
+        Ok(self
+            .store()
+            .outcome(bk, player)
+            .await?
+            .and_then(|s| outcome::decode(player, &s)))
+    }
+
+    /// The player's outcome in a bracket without writing anything: the recorded one,
+    /// or the one the bracket's current board would give.
+    pub(crate) async fn peek_outcome(
+        &self,
+        period: PeriodId,
+        tier_index: usize,
+        tier: &str,
+        bracket: u32,
+        player: &str,
+    ) -> Result<Option<Outcome>, Error> {
+        let bk = self.keys().bracket(period, tier, bracket);
+        if let Some(s) = self.store().outcome(&bk, player).await? {
+            return Ok(outcome::decode(player, &s));
+        }
+        let board = self.full_board(&bk).await?;
+        Ok(outcome::bracket_outcomes(self.season(), tier_index, &board)
+            .into_iter()
+            .find(|o| o.player == player))
+    }
+
+    /// The player's most recent closed period, if any.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn last_outcome(&self, player: &str) -> Result<Option<LastOutcome>, Error> {
+        crate::engine::validate_player(player)?;
+        let Some(state) = self
+            .store()
+            .player_state(&self.keys().player(player))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let current = self.period_at(None).map(|p| p.id).unwrap_or(0);
+        let candidates = [
+            Some((state.period, state.tier.clone(), state.bracket)),
+            state.previous.clone(),
+        ];
+        for (period, tier, bracket) in candidates.into_iter().flatten() {
+            if period >= current {
+                continue;
+            }
+            let bk = self.keys().bracket(period, &tier, bracket);
+            if let Some(o) = self
+                .store()
+                .outcome(&bk, player)
+                .await?
+                .and_then(|s| outcome::decode(player, &s))
+            {
+                return Ok(Some(LastOutcome {
+                    period,
+                    tier,
+                    bracket,
+                    rank: o.rank,
+                    score: o.score,
+                    outcome: o.outcome,
+                    next_tier: o.next_tier,
+                    reward: o.reward,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A closed period's outcomes in a fixed order (tier from lowest, bracket, rank),
+    /// from `cursor` (exclusive; `None` for the start), at most `limit`. A consumer that
+    /// stores the cursor of the last record it handled resumes without loss or repeat.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn outcomes(
+        &self,
+        period: PeriodId,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OutcomeRecord>, Error> {
+        self.period(period)?;
+        let pkeys = self.keys().period(period);
+        if self.store().period_summary(&pkeys).await?.is_none() {
+            return Err(InputError::Other(format!(
+                "period {period} is not closed yet; run `leaguekit rollover` or wait for the scheduler"
+            ))
+            .into());
+        }
+        let after = match cursor {
+            Some(c) => Some(parse_cursor(c)?),
+            None => None,
+        };
+        let joins = self.store().joined(&pkeys).await?;
+        let mut out = Vec::new();
+        for (i, tier, b) in self.brackets_of(&joins) {
+            if let Some((ci, cb, _)) = after
+                && (i, b) < (ci, cb)
+            {
+                continue;
+            }
+            let bk = self.keys().bracket(period, &tier, b);
+            let mut rows: Vec<Outcome> = self
+                .store()
+                .outcomes(&bk)
+                .await?
+                .into_iter()
+                .filter_map(|(p, s)| outcome::decode(&p, &s))
+                .collect();
+            rows.sort_by_key(|o| o.rank);
+            for o in rows {
+                if let Some((ci, cb, cr)) = after
+                    && (i, b, o.rank) <= (ci, cb, cr)
+                {
+                    continue;
+                }
+                if out.len() >= limit {
+                    return Ok(out);
+                }
+                out.push(OutcomeRecord {
+                    period,
+                    tier: tier.clone(),
+                    bracket: b,
+                    rank: o.rank,
+                    cursor: format!("{i}.{b}.{}", o.rank),
+                    player: o.player,
+                    score: o.score,
+                    outcome: o.outcome,
+                    next_tier: o.next_tier,
+                    reward: o.reward,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The player's rewards not yet claimed.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn rewards(&self, player: &str) -> Result<Vec<RewardGrant>, Error> {
+        crate::engine::validate_player(player)?;
+        Ok(self
+            .store()
+            .rewards(&self.keys().player(player))
+            .await?
+            .into_iter()
+            .map(|(source, grant)| RewardGrant { source, grant })
+            .collect())
+    }
+
+    /// Claims every pending reward of the player. With a `request_id`, a repeated
+    /// claim returns the same grants and grants nothing new; without one, a repeated
+    /// claim returns only what became pending since.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn claim(
+        &self,
+        player: &str,
+        request_id: Option<&str>,
+    ) -> Result<Vec<RewardGrant>, Error> {
+        crate::engine::validate_player(player)?;
+        if let Some(id) = request_id {
+            crate::engine::validate_request_id(id)?;
+        }
+        Ok(self
+            .store()
+            .claim_rewards(&self.keys().player(player), request_id)
+            .await?
+            .into_iter()
+            .map(|(source, grant)| RewardGrant { source, grant })
+            .collect())
+    }
+}
+
+fn parse_cursor(c: &str) -> Result<(usize, u32, u64), InputError> {
+    let bad = || {
+        InputError::Other(format!(
+            "invalid cursor {c:?}; pass a cursor from a previous record"
+        ))
+    };
+    let mut it = c.split('.');
+    let i = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+    let b = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+    let r = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+    if it.next().is_some() {
+        return Err(bad());
+    }
+    Ok((i, b, r))
+}
+
+impl PeriodReport {
+    fn empty(period: PeriodId) -> Self {
+        Self {
+            period,
+            brackets: 0,
+            players: 0,
+            promoted: 0,
+            demoted: 0,
+            stayed: 0,
+            rewards: 0,
+            idle: 0,
+            tiers: BTreeMap::new(),
+        }
+    }
+
+    fn add(&mut self, tier: &str, t: &Tally) {
+        self.brackets += 1;
+        self.players += t.players;
+        self.promoted += t.promoted;
+        self.demoted += t.demoted;
+        self.stayed += t.stayed;
+        self.rewards += t.rewards;
+        self.idle += t.idle;
+        self.tiers.entry(tier.to_owned()).or_default().merge(t);
+    }
+}
+
+/// The period summary as stored in the period's meta hash.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredSummary {
+    brackets: u64,
+    tiers: BTreeMap<String, [u64; 6]>,
+}
+
+impl StoredSummary {
+    fn from_report(r: &PeriodReport) -> Self {
+        Self {
+            brackets: r.brackets,
+            tiers: r
+                .tiers
+                .iter()
+                .map(|(k, t)| {
+                    (
+                        k.clone(),
+                        [
+                            t.players, t.promoted, t.demoted, t.stayed, t.rewards, t.idle,
+                        ],
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn into_report(self, period: PeriodId) -> PeriodReport {
+        let mut r = PeriodReport::empty(period);
+        for (tier, [players, promoted, demoted, stayed, rewards, idle]) in self.tiers {
+            let t = Tally {
+                players,
+                promoted,
+                demoted,
+                stayed,
+                rewards,
+                idle,
+            };
+            r.add(&tier, &t);
+            r.brackets -= 1;
+        }
+        r.brackets = self.brackets;
+        r
+    }
+}

@@ -1,0 +1,188 @@
+//! The scheduler: wakes up at period boundaries and runs the rollover.
+//!
+//! Boundaries come from the season's [`crate::Calendar`] (chrono-tz, DST-correct);
+//! tokio-cron-scheduler is used only to wake up, with one-shot jobs at the computed
+//! instant. Its own time-zone jobs are not used: they fix the UTC offset when the job
+//! is created and so drift by an hour across a DST change.
+//!
+//! Correctness never depends on a wake-up firing: every run closes *every* ended period
+//! not yet closed (so boundaries missed while all processes were down are caught up at
+//! start), a failed run is retried at the next tick instead of being dropped, and a
+//! periodic safety tick covers lost wake-ups and clock jumps. Any number of processes
+//! may run a scheduler; the rollover's bracket leases share the work between them and
+//! its idempotent steps keep rewards exactly-once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Mutex;
+use tokio_cron_scheduler::{Job, JobScheduler, JobSchedulerError};
+use tracing::{error, info, warn};
+
+use crate::engine::League;
+use crate::rollover::{RolloverOptions, RolloverReport};
+use crate::store::Store;
+
+/// Options of a [`Scheduler`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SchedulerOptions {
+    /// How often to check for ended periods besides the boundary wake-ups.
+    pub safety_tick: Duration,
+    /// How long after a boundary to wake (lets late events of the period arrive).
+    pub grace: Duration,
+}
+
+impl Default for SchedulerOptions {
+    fn default() -> Self {
+        Self {
+            safety_tick: Duration::from_secs(60),
+            grace: Duration::from_secs(1),
+        }
+    }
+}
+
+impl SchedulerOptions {
+    /// Sets the safety tick.
+    pub fn safety_tick(mut self, every: Duration) -> Self {
+        self.safety_tick = every;
+        self
+    }
+
+    /// Sets the grace after a boundary.
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+}
+
+/// A scheduler error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchedulerError {
+    /// tokio-cron-scheduler failed.
+    #[error("scheduler: {0}")]
+    Jobs(#[from] JobSchedulerError),
+    /// The catch-up rollover at start failed.
+    #[error("catch-up rollover failed: {0}")]
+    Rollover(#[from] crate::Error),
+}
+
+/// Runs rollovers at period boundaries in the background. Dropping it does not stop
+/// it; call [`Scheduler::shutdown`].
+pub struct Scheduler {
+    jobs: JobScheduler,
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler").finish_non_exhaustive()
+    }
+}
+
+/// Shared by the jobs of one scheduler: one rollover at a time per process.
+struct Runner<S: Store> {
+    league: Arc<League<S>>,
+    running: Mutex<()>,
+}
+
+impl<S: Store> Runner<S> {
+    async fn run(&self, why: &'static str) -> Result<RolloverReport, crate::Error> {
+        let _one = self.running.lock().await;
+        let report = self
+            .league
+            .rollover(None, RolloverOptions::default())
+            .await?;
+        for p in &report.closed {
+            info!(
+                why,
+                period = p.period,
+                brackets = p.brackets,
+                players = p.players,
+                promoted = p.promoted,
+                demoted = p.demoted,
+                rewards = p.rewards,
+                "period closed"
+            );
+        }
+        Ok(report)
+    }
+
+    /// Time until the next boundary plus grace, from the calendar.
+    fn until_next_boundary(&self, grace: Duration) -> Duration {
+        let now = self.league.clock().now();
+        let next = match self.league.season().calendar.period_at(now) {
+            Some(p) => p.end,
+            None => self.league.season().schedule.start,
+        };
+        (next - now).to_std().unwrap_or_default() + grace
+    }
+}
+
+fn schedule_next<S: Store>(
+    runner: Arc<Runner<S>>,
+    jobs: JobScheduler,
+    grace: Duration,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    Box::pin(async move {
+        let wait = runner.until_next_boundary(grace);
+        let (r, j) = (runner.clone(), jobs.clone());
+        let job = Job::new_one_shot_async(wait, move |_id, _lock| {
+            let (r, j) = (r.clone(), j.clone());
+            Box::pin(async move {
+                if let Err(e) = r.run("boundary").await {
+                    error!(error = %e, "rollover at boundary failed; the safety tick retries it");
+                }
+                schedule_next(r, j, grace).await;
+            })
+        });
+        match job {
+            Ok(job) => {
+                if let Err(e) = jobs.add(job).await {
+                    warn!(error = %e, "cannot schedule the next boundary; relying on the safety tick");
+                }
+            }
+            Err(e) => {
+                warn!(error = %e, "cannot schedule the next boundary; relying on the safety tick")
+            }
+        }
+    })
+}
+
+impl Scheduler {
+    /// Catches up every ended period now, then keeps closing periods as they end.
+    pub async fn start<S: Store>(
+        league: Arc<League<S>>,
+        options: SchedulerOptions,
+    ) -> Result<(Scheduler, RolloverReport), SchedulerError> {
+        let runner = Arc::new(Runner {
+            league,
+            running: Mutex::new(()),
+        });
+        let caught_up = runner.run("start").await?;
+        let jobs = JobScheduler::new().await?;
+        let r = runner.clone();
+        jobs.add(Job::new_repeated_async(
+            options.safety_tick,
+            move |_id, _lock| {
+                let r = r.clone();
+                Box::pin(async move {
+                    if let Err(e) = r.run("safety tick").await {
+                        error!(error = %e, "rollover failed; retrying at the next tick");
+                    }
+                })
+            },
+        )?)
+        .await?;
+        schedule_next(runner, jobs.clone(), options.grace).await;
+        jobs.start().await?;
+        Ok((Scheduler { jobs }, caught_up))
+    }
+
+    /// Stops the scheduler. A rollover in progress is abandoned where it stands; the
+    /// next run (in any process) finishes it.
+    pub async fn shutdown(mut self) -> Result<(), SchedulerError> {
+        self.jobs.shutdown().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,296 @@
+//! The command line as an operator uses it: JSON shapes on stdout, errors on stderr
+//! with a non-zero exit code, against a real Redis.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+struct Cli {
+    config: tempfile::NamedTempFile,
+    url: String,
+}
+
+impl Cli {
+    fn new(tag: &str) -> Cli {
+        let text = std::fs::read_to_string("config/season.toml")
+            .expect("config/season.toml")
+            .replacen(
+                "key_prefix = \"lk\"",
+                &format!("key_prefix = \"{}\"", common::unique_prefix(tag)),
+                1,
+            );
+        assert!(
+            !text.contains("key_prefix = \"lk\""),
+            "the example season's prefix moved"
+        );
+        let mut config = tempfile::NamedTempFile::new().expect("temp");
+        config.write_all(text.as_bytes()).expect("write");
+        Cli {
+            config,
+            url: common::redis_url(),
+        }
+    }
+
+    fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_leaguekit"));
+        c.arg("--config")
+            .arg(self.config.path())
+            .arg("--redis")
+            .arg(&self.url)
+            .args(args);
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().expect("spawn leaguekit");
+        if let Some(input) = stdin {
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(input.as_bytes())
+                .expect("write stdin");
+        }
+        drop(child.stdin.take());
+        child.wait_with_output().expect("wait")
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.run(args, None);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).expect("utf-8");
+        assert_eq!(text.lines().count(), 1, "one JSON object: {text}");
+        serde_json::from_str(&text).expect("json")
+    }
+
+    fn fails(&self, args: &[&str], code: i32, needle: &str) {
+        let out = self.run(args, None);
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        assert!(out.stdout.is_empty(), "nothing on stdout for an error");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+fn keys(v: &Value) -> Vec<&str> {
+    let mut k: Vec<&str> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    k.sort();
+    k
+}
+
+const AT: &str = "2026-03-04T10:00:00Z";
+
+#[test]
+fn data_commands_print_their_json_shapes() {
+    let cli = Cli::new("cli");
+    let j = cli.json(&["join", "ana", "--at", AT]);
+    assert_eq!(keys(&j), ["bracket", "period", "player", "tier"]);
+    assert_eq!(
+        (j["tier"].as_str(), j["bracket"].as_u64()),
+        (Some("bronze"), Some(1))
+    );
+    let s = cli.json(&["submit", "ana", "42", "--request-id", "r1", "--at", AT]);
+    assert_eq!(
+        keys(&s),
+        [
+            "applied", "bracket", "period", "player", "rank", "score", "tier"
+        ]
+    );
+    assert_eq!(
+        (s["score"].as_u64(), s["applied"].as_bool()),
+        (Some(42), Some(true))
+    );
+    let again = cli.json(&["submit", "ana", "42", "--request-id", "r1", "--at", AT]);
+    assert_eq!(
+        (again["score"].as_u64(), again["applied"].as_bool()),
+        (Some(42), Some(false))
+    );
+    let neg = cli.json(&["submit", "ana", "-2", "--at", AT]);
+    assert_eq!(neg["score"].as_u64(), Some(40));
+    let p = cli.json(&["profile", "ana", "name=Ana", "avatar=a.png"]);
+    assert_eq!(p["profile"]["name"], "Ana");
+    let period = s["period"].as_u64().expect("period").to_string();
+    let st = cli.json(&[
+        "standings",
+        "bronze",
+        "1",
+        "--period",
+        &period,
+        "--limit",
+        "10",
+    ]);
+    assert_eq!(
+        keys(&st),
+        ["bracket", "entries", "period", "players", "tier"]
+    );
+    assert_eq!(
+        keys(&st["entries"][0]),
+        ["player", "profile", "rank", "score"]
+    );
+    let me = cli.json(&["player", "ana", "--period", &period]);
+    assert_eq!(
+        keys(&me),
+        [
+            "bracket", "last", "period", "player", "rank", "score", "tier"
+        ]
+    );
+    assert_eq!(me["rank"].as_u64(), Some(1));
+    let ghost = cli.json(&["player", "ghost", "--period", &period]);
+    assert!(ghost["bracket"].is_null() && ghost["rank"].is_null() && ghost["score"].is_null());
+
+    // Batch: one line out per line in, errors in place, exit code 2 if any failed.
+    let input = format!(
+        "{{\"player\":\"bo\",\"value\":5,\"at\":\"{AT}\"}}\nnot json\n{{\"player\":\"cy\",\"value\":7,\"request_id\":\"x\",\"at\":\"{AT}\"}}\n{{\"player\":\"\",\"value\":1}}\n"
+    );
+    let out = cli.run(&["submit", "--batch", "-"], Some(&input));
+    assert_eq!(out.status.code(), Some(2));
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["score"].as_u64(), Some(5));
+    assert_eq!(lines[1]["line"].as_u64(), Some(2));
+    assert_eq!(lines[2]["player"], "cy");
+    assert!(
+        lines[3]["error"]
+            .as_str()
+            .expect("error")
+            .contains("player id")
+    );
+}
+
+#[test]
+fn errors_go_to_stderr_and_write_nothing() {
+    let cli = Cli::new("clierr");
+    cli.fails(&["submit", "ana", "5", "--at", "yesterday"], 2, "RFC 3339");
+    cli.fails(
+        &["submit", "ana", "5", "--at", "2020-01-01T00:00:00Z"],
+        2,
+        "before the season",
+    );
+    cli.fails(
+        &["submit", "ana", "99999999999", "--at", AT],
+        2,
+        "outside 0..=",
+    );
+    cli.fails(&["standings", "mithril", "1"], 2, "unknown tier");
+    cli.fails(&["profile", "ana", "email=x"], 2, "unknown profile field");
+    let v = cli.json(&["player", "ana", "--period", "9"]);
+    assert!(v["bracket"].is_null(), "nothing was written");
+    // No Redis given.
+    let out = Command::new(env!("CARGO_BIN_EXE_leaguekit"))
+        .arg("--config")
+        .arg(cli.config.path())
+        .args(["join", "ana"])
+        .env_remove("LEAGUEKIT_REDIS")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("LEAGUEKIT_REDIS"));
+}
+
+#[test]
+fn check_validates_and_prints_limits() {
+    let cli = Cli::new("check");
+    let c = cli.json(&["check", "--json"]);
+    assert!(c["max_score"].as_u64().is_some());
+    assert!(c["tiers"].as_array().expect("tiers").len() >= 2);
+    let p = &c["periods"][0];
+    assert_eq!(keys(p), ["end", "id", "start"]);
+    // A bad season: the message names file:line:col.
+    let mut bad = tempfile::NamedTempFile::new().expect("temp");
+    bad.write_all(b"name = \"x\"\nkey_prefix = \"lk\"\nbogus = 1\n")
+        .expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_leaguekit"))
+        .arg("--config")
+        .arg(bad.path())
+        .arg("check")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{}:", bad.path().display())), "{err}");
+}
+
+#[test]
+fn rollover_export_rewards_claim() {
+    let cli = Cli::new("cliroll");
+    for (p, v) in [("ana", 50), ("bo", 40), ("cy", 30)] {
+        cli.json(&["submit", p, &v.to_string(), "--at", "2026-01-06T10:00:00Z"]);
+    }
+    let dry = cli.json(&["rollover", "--at", "2026-01-13T00:00:00Z", "--dry-run"]);
+    assert_eq!(dry["closed"][0]["players"].as_u64(), Some(3));
+    assert!(
+        cli.json(&["rewards", "ana"])["rewards"]
+            .as_array()
+            .expect("list")
+            .is_empty()
+    );
+    let r = cli.json(&["rollover", "--at", "2026-01-13T00:00:00Z"]);
+    let first = &r["closed"][0];
+    for k in [
+        "period", "brackets", "players", "promoted", "demoted", "stayed", "rewards",
+    ] {
+        assert!(first.get(k).is_some(), "missing {k}: {first}");
+    }
+    let out = cli.run(&["export", "--period", "1"], None);
+    assert!(out.status.success());
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(
+        keys(&lines[0]),
+        [
+            "bracket",
+            "next_tier",
+            "outcome",
+            "period",
+            "player",
+            "rank",
+            "reward",
+            "score",
+            "tier"
+        ]
+    );
+    let pending = cli.json(&["rewards", "ana"]);
+    assert!(!pending["rewards"].as_array().expect("list").is_empty());
+    let claimed = cli.json(&["claim", "ana", "--request-id", "c1"]);
+    let again = cli.json(&["claim", "ana", "--request-id", "c1"]);
+    assert_eq!(claimed["granted"], again["granted"]);
+    assert!(
+        cli.json(&["rewards", "ana"])["rewards"]
+            .as_array()
+            .expect("list")
+            .is_empty()
+    );
+    let me = cli.json(&["player", "ana", "--period", "2"]);
+    assert_eq!(
+        keys(&me["last"]),
+        [
+            "bracket",
+            "next_tier",
+            "outcome",
+            "period",
+            "rank",
+            "reward",
+            "score",
+            "tier"
+        ]
+    );
+}

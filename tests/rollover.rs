@@ -1,0 +1,421 @@
+//! Period lifecycle on both stores: closing, promotions and demotions through every
+//! tier, exactly-once rewards, catch-up, on-the-spot outcomes, the outcome log.
+
+mod common;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use leaguekit::engine::{BatchItem, SubmitOptions};
+use leaguekit::rollover::RolloverOptions;
+use leaguekit::{Error, InputError, League, ManualClock, MemoryStore, Season, Store};
+
+fn t(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s)
+        .expect("time")
+        .with_timezone(&Utc)
+}
+
+/// Daily periods from 2026-01-05 (UTC); brackets of 4; three tiers.
+fn season_text(prefix: &str, join: &str, idle: &str) -> String {
+    format!(
+        r#"
+name = "roll"
+key_prefix = "{prefix}"
+[schedule]
+timezone = "UTC"
+period = "daily"
+start = "2026-01-05T00:00:00Z"
+[brackets]
+size = 4
+join = "{join}"
+[scoring]
+max_score = 1000
+[idle]
+policy = "{idle}"
+[retention]
+periods = 3
+[[tiers]]
+name = "bronze"
+promote = 1
+demote = 0
+rewards = [{{ ranks = "1", grant = "gems:100" }}, {{ ranks = "2", grant = "gems|10 {{odd}}" }}]
+[[tiers]]
+name = "silver"
+promote = 1
+demote = 1
+rewards = [{{ ranks = "1", grant = "gems:500" }}]
+[[tiers]]
+name = "gold"
+promote = 0
+demote = "25%"
+"#
+    )
+}
+
+/// Day `d` (0-based) at `hh:mm`.
+fn day(d: i64, hh: i64) -> DateTime<Utc> {
+    t("2026-01-05T00:00:00Z") + Duration::days(d) + Duration::hours(hh)
+}
+
+macro_rules! on_both {
+    ($name:ident, ($join:expr, $idle:expr), |$league:ident, $clock:ident| $body:block) => {
+        mod $name {
+            use super::*;
+
+            #[tokio::test]
+            async fn memory() {
+                let $clock = ManualClock::new(day(0, 1));
+                let store = MemoryStore::with_clock(Arc::new($clock.clone()));
+                let season = Season::from_toml(&season_text("lkm", $join, $idle), "roll.toml")
+                    .expect("season");
+                let $league = Arc::new(League::with_clock(season, store, Arc::new($clock.clone())));
+                $body
+            }
+
+            #[tokio::test]
+            async fn redis() {
+                let $clock = ManualClock::new(day(0, 1));
+                let prefix = common::unique_prefix(stringify!($name));
+                let season = Season::from_toml(&season_text(&prefix, $join, $idle), "roll.toml")
+                    .expect("season");
+                let $league = Arc::new(League::with_clock(
+                    season,
+                    common::redis_store().await,
+                    Arc::new($clock.clone()),
+                ));
+                $body
+            }
+        }
+    };
+}
+
+async fn score<S: Store>(l: &League<S>, p: &str, v: i64, at: DateTime<Utc>) {
+    l.submit(p, v, SubmitOptions::default().at(at))
+        .await
+        .expect("submit");
+}
+
+async fn tier_of<S: Store>(l: &League<S>, p: &str, at: DateTime<Utc>) -> String {
+    l.join(p, Some(at)).await.expect("join").tier
+}
+
+on_both!(
+    close_promote_reward_claim,
+    ("on_first_score", "stay"),
+    |league, clock| {
+        for (i, p) in ["a", "b", "c", "d"].iter().enumerate() {
+            score(&league, p, 40 - 10 * i as i64, day(0, 2)).await;
+        }
+        clock.set(day(1, 0) + Duration::seconds(5));
+        let report = league
+            .rollover(None, RolloverOptions::default())
+            .await
+            .expect("rollover");
+        assert_eq!(report.closed.len(), 1);
+        let p1 = &report.closed[0];
+        assert_eq!(
+            (
+                p1.period,
+                p1.brackets,
+                p1.players,
+                p1.promoted,
+                p1.demoted,
+                p1.stayed,
+                p1.rewards
+            ),
+            (1, 1, 4, 1, 0, 3, 2)
+        );
+        // The closed period refuses updates and keeps its standings.
+        let e = league
+            .submit("b", 5, SubmitOptions::default().at(day(0, 3)))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Input(InputError::PeriodClosed { period: 1 })),
+            "{e:?}"
+        );
+        let s = league
+            .standings("bronze", 1, Some(1), 0, 10)
+            .await
+            .expect("standings");
+        assert_eq!(
+            s.entries.iter().map(|e| e.score).collect::<Vec<_>>(),
+            [40, 30, 20, 10]
+        );
+        // Late joins into the closed period are refused too.
+        let e = league.join("late", Some(day(0, 5))).await.unwrap_err();
+        assert!(
+            matches!(e, Error::Input(InputError::PeriodClosed { .. })),
+            "{e:?}"
+        );
+        // Next period: a is in silver, the rest stay in bronze.
+        assert_eq!(tier_of(&league, "a", day(1, 1)).await, "silver");
+        assert_eq!(tier_of(&league, "b", day(1, 1)).await, "bronze");
+        // Rewards: pending until claimed, claimed exactly once.
+        let pending = league.rewards("b").await.expect("rewards");
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].grant, "gems|10 {odd}");
+        let first = league.claim("b", Some("claim-1")).await.expect("claim");
+        assert_eq!(first, pending);
+        let again = league
+            .claim("b", Some("claim-1"))
+            .await
+            .expect("claim again");
+        assert_eq!(again, first);
+        assert!(
+            league
+                .claim("b", None)
+                .await
+                .expect("claim anew")
+                .is_empty()
+        );
+        assert!(league.rewards("b").await.expect("rewards").is_empty());
+        // Re-running the rollover changes nothing and grants nothing again.
+        let again = league
+            .rollover(None, RolloverOptions::default())
+            .await
+            .expect("again");
+        assert!(again.closed.is_empty());
+        assert!(league.rewards("b").await.expect("rewards").is_empty());
+        let last = league
+            .last_outcome("a")
+            .await
+            .expect("last")
+            .expect("has one");
+        assert_eq!(
+            (
+                last.period,
+                last.rank,
+                last.next_tier.as_str(),
+                last.reward.as_deref()
+            ),
+            (1, 1, "silver", Some("gems:100"))
+        );
+    }
+);
+
+on_both!(
+    on_the_spot_outcome_matches_rollover,
+    ("on_first_score", "stay"),
+    |league, clock| {
+        for (i, p) in ["a", "b", "c"].iter().enumerate() {
+            score(&league, p, 10 + i as i64, day(0, 2)).await;
+        }
+        // c won period 1; it plays period 2 before any rollover ran.
+        clock.set(day(1, 3));
+        let s = league
+            .submit("c", 1, SubmitOptions::default().at(day(1, 3)))
+            .await
+            .expect("submit");
+        assert_eq!(s.tier, "silver");
+        // Period 1 is now closing: its brackets refuse updates.
+        let e = league
+            .submit("a", 1, SubmitOptions::default().at(day(0, 23)))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Input(InputError::PeriodClosed { .. })),
+            "{e:?}"
+        );
+        let report = league
+            .rollover(None, RolloverOptions::default())
+            .await
+            .expect("rollover");
+        assert_eq!(report.closed[0].promoted, 1);
+        assert_eq!(league.rewards("c").await.expect("rewards").len(), 1);
+        assert_eq!(tier_of(&league, "b", day(1, 4)).await, "bronze");
+    }
+);
+
+on_both!(
+    through_every_tier_with_catch_up,
+    ("on_first_score", "stay"),
+    |league, clock| {
+        // "ace" always wins; "dud" always loses. Four players per period.
+        let mut expect_ace = ["bronze", "silver", "gold", "gold", "gold"].iter();
+        for d in 0..5 {
+            let at = day(d, 2);
+            let mut items =
+                vec![BatchItem::new("ace", 900).with_options(SubmitOptions::default().at(at))];
+            for (i, p) in ["x", "y", "dud"].iter().enumerate() {
+                items.push(
+                    BatchItem::new(*p, 100 - 40 * i as i64)
+                        .with_options(SubmitOptions::default().at(at)),
+                );
+            }
+            let out = league.submit_many(&items).await.expect("batch");
+            let ace = out[0].as_ref().expect("ace");
+            assert_eq!(ace.tier, *expect_ace.next().expect("tier"), "day {d}");
+            // Only every second boundary has a rollover: the joins above closed the
+            // previous period's brackets on the spot, and the rollover catches up.
+            if d % 2 == 1 {
+                clock.set(day(d + 1, 0));
+                let r = league
+                    .rollover(None, RolloverOptions::default())
+                    .await
+                    .expect("rollover");
+                assert_eq!(r.closed.len(), 2, "day {d}");
+            }
+        }
+        // Boundaries missed entirely: nothing ran while periods 5 to 8 ended.
+        clock.set(day(8, 0));
+        let r = league
+            .rollover(None, RolloverOptions::default())
+            .await
+            .expect("catch up");
+        assert_eq!(
+            r.closed.iter().map(|p| p.period).collect::<Vec<_>>(),
+            [5, 6, 7, 8]
+        );
+        assert_eq!(r.closed[0].players, 4);
+        assert_eq!(r.closed[1].players, 0);
+    }
+);
+
+on_both!(
+    idle_and_skipped_drop_a_tier,
+    ("explicit", "drop_one_tier"),
+    |league, clock| {
+        // Period 1: p and q play; p wins and goes to silver.
+        for p in ["p", "q"] {
+            league.join(p, Some(day(0, 1))).await.expect("join");
+        }
+        score(&league, "p", 50, day(0, 2)).await;
+        score(&league, "q", 10, day(0, 2)).await;
+        // Period 2: p joins silver but never scores (idle) → back to bronze.
+        assert_eq!(tier_of(&league, "p", day(1, 1)).await, "silver");
+        league.join("s", Some(day(1, 1))).await.expect("join");
+        clock.set(day(2, 0));
+        league
+            .rollover(None, RolloverOptions::default())
+            .await
+            .expect("rollover");
+        let last = league.last_outcome("p").await.expect("last").expect("some");
+        assert_eq!((last.period, last.next_tier.as_str()), (2, "bronze"));
+        // r reaches silver in period 3, skips periods 4 and 5, and returns in 6: one
+        // tier per skipped period, not below the bottom.
+        league.join("r", Some(day(2, 1))).await.expect("join");
+        score(&league, "r", 5, day(2, 2)).await;
+        assert_eq!(tier_of(&league, "r", day(5, 1)).await, "bronze");
+        // p, not placed in period 3, is shown the tier they would join: bronze.
+        let v = league.player("p", Some(3)).await.expect("view");
+        assert_eq!((v.tier.as_str(), v.bracket), ("bronze", None));
+    }
+);
+
+on_both!(
+    outcome_log_resumes_from_cursor,
+    ("on_first_score", "stay"),
+    |league, clock| {
+        let items: Vec<BatchItem> = (0..11)
+            .map(|i| {
+                BatchItem::new(format!("p{i:02}"), 10 + i)
+                    .with_options(SubmitOptions::default().at(day(0, 2)))
+            })
+            .collect();
+        league.submit_many(&items).await.expect("batch");
+        let e = league.outcomes(1, None, 100).await.unwrap_err();
+        assert!(e.to_string().contains("not closed"), "{e}");
+        clock.set(day(1, 0));
+        league
+            .rollover(None, RolloverOptions::default())
+            .await
+            .expect("rollover");
+        let all = league.outcomes(1, None, 1000).await.expect("all");
+        assert_eq!(all.len(), 11);
+        let mut paged = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = league
+                .outcomes(1, cursor.as_deref(), 3)
+                .await
+                .expect("page");
+            if page.is_empty() {
+                break;
+            }
+            cursor = page.last().map(|r| r.cursor.clone());
+            paged.extend(page);
+        }
+        assert_eq!(paged, all);
+        let order: Vec<_> = all.iter().map(|r| (r.bracket, r.rank)).collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(order, sorted);
+        assert!(league.outcomes(1, Some("x.y"), 3).await.is_err());
+    }
+);
+
+on_both!(
+    dry_run_writes_nothing,
+    ("on_first_score", "stay"),
+    |league, clock| {
+        score(&league, "a", 10, day(0, 2)).await;
+        score(&league, "b", 20, day(0, 2)).await;
+        clock.set(day(1, 0));
+        let dry = league
+            .rollover(None, RolloverOptions::default().dry_run(true))
+            .await
+            .expect("dry");
+        assert_eq!(dry.closed[0].promoted, 1);
+        // Still open: an update in period 1 is accepted and changes the result.
+        score(&league, "a", 50, day(0, 3)).await;
+        assert!(league.rewards("b").await.expect("rewards").is_empty());
+        let real = league
+            .rollover(None, RolloverOptions::default())
+            .await
+            .expect("real");
+        assert_eq!(real.closed[0].players, 2);
+        assert_eq!(
+            league
+                .last_outcome("a")
+                .await
+                .expect("last")
+                .expect("a")
+                .rank,
+            1
+        );
+    }
+);
+
+on_both!(
+    concurrent_rollovers_grant_once,
+    ("on_first_score", "stay"),
+    |league, clock| {
+        let items: Vec<BatchItem> = (0..40)
+            .map(|i| {
+                BatchItem::new(format!("p{i:02}"), 1 + i)
+                    .with_options(SubmitOptions::default().at(day(0, 2)))
+            })
+            .collect();
+        league.submit_many(&items).await.expect("batch");
+        clock.set(day(1, 0));
+        let mut tasks = Vec::new();
+        for _ in 0..4 {
+            let l = league.clone();
+            tasks.push(tokio::spawn(async move {
+                l.rollover(None, RolloverOptions::default()).await
+            }));
+        }
+        let mut reports = Vec::new();
+        for task in tasks {
+            reports.push(task.await.expect("task").expect("rollover"));
+        }
+        // Each period is reported by whoever closed it; all agree on the figures.
+        let figures: Vec<_> = reports
+            .iter()
+            .flat_map(|r| r.closed.iter().map(|p| (p.players, p.promoted, p.rewards)))
+            .collect();
+        assert!(!figures.is_empty());
+        assert!(figures.iter().all(|f| *f == (40, 10, 20)), "{figures:?}");
+        let mut granted = 0;
+        for i in 0..40 {
+            granted += league
+                .rewards(&format!("p{i:02}"))
+                .await
+                .expect("rewards")
+                .len();
+        }
+        assert_eq!(granted, 20);
+    }
+);
