@@ -14,7 +14,7 @@ use crate::calendar::{Period, PeriodId};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{JoinPolicy, Season};
 use crate::error::{Error, InputError, StoreError};
-use crate::keys::{BracketKeys, Keys, PlayerKeys};
+use crate::keys::{BracketKeys, Keys, PeriodKeys, PlayerKeys};
 use crate::store::{PlayerState, RawEntry, Store, Update, UpdateReply, UpdateStatus};
 
 /// Largest page a standings read returns.
@@ -181,7 +181,9 @@ pub struct League<S: Store> {
     /// a hit here saves a round trip (and the key building) on every later update.
     cache: Mutex<FastMap<String, (PeriodId, Arc<Placed>)>>,
     /// One shared [`Placed`] per bracket, so cached players of a bracket share keys.
-    brackets: Mutex<FastMap<(PeriodId, String, u32), Arc<Placed>>>,
+    brackets: Mutex<FastMap<(PeriodId, usize, u32), Arc<Placed>>>,
+    /// The keys of the latest period used, built once per period.
+    period_keys: Mutex<Option<(PeriodId, Arc<PeriodKeys>)>>,
 }
 
 /// The caches' maps: foldhash is fast and seeds each map randomly.
@@ -254,6 +256,7 @@ impl<S: Store> League<S> {
             keys,
             cache: Mutex::new(FastMap::default()),
             brackets: Mutex::new(FastMap::default()),
+            period_keys: Mutex::new(None),
         }
     }
 
@@ -389,20 +392,41 @@ impl<S: Store> League<S> {
 
     /// The bracket's keys, built once per bracket and shared.
     pub(crate) fn placed(&self, period: PeriodId, tier: &str, bracket: u32) -> Arc<Placed> {
+        // Keyed by tier index so a lookup allocates nothing; an unknown tier name
+        // (from data of an older season file) gets an index past the season's.
+        let index = self
+            .season
+            .tier(tier)
+            .map_or(self.season.tiers.len(), |(i, _)| i);
         let mut brackets = self.brackets.lock().unwrap_or_else(|e| e.into_inner());
         if brackets.len() >= CACHE_LIMIT {
             brackets.clear();
         }
-        brackets
-            .entry((period, tier.to_owned(), bracket))
-            .or_insert_with(|| {
-                Arc::new(Placed {
-                    tier: tier.to_owned(),
-                    bracket,
-                    keys: self.keys.bracket(period, tier, bracket),
-                })
-            })
-            .clone()
+        if let Some(hit) = brackets.get(&(period, index, bracket))
+            && hit.tier == tier
+        {
+            return hit.clone();
+        }
+        let placed = Arc::new(Placed {
+            tier: tier.to_owned(),
+            bracket,
+            keys: self.keys.bracket(period, tier, bracket),
+        });
+        brackets.insert((period, index, bracket), placed.clone());
+        placed
+    }
+
+    /// The keys of a period, built once per period.
+    fn period_keys(&self, period: PeriodId) -> Arc<PeriodKeys> {
+        let mut slot = self.period_keys.lock().unwrap_or_else(|e| e.into_inner());
+        match &*slot {
+            Some((p, keys)) if *p == period => keys.clone(),
+            _ => {
+                let keys = Arc::new(self.keys.period(period));
+                *slot = Some((period, keys.clone()));
+                keys
+            }
+        }
     }
 
     fn remember(&self, player: &str, period: PeriodId, tier: &str, bracket: u32) -> Arc<Placed> {
@@ -442,7 +466,7 @@ impl<S: Store> League<S> {
         let joined = self
             .store
             .join(
-                &self.keys.period(period.id),
+                &self.period_keys(period.id),
                 player,
                 &tier,
                 self.season.brackets.size,
@@ -476,7 +500,7 @@ impl<S: Store> League<S> {
         }
         if let Some((tier, bracket)) = self
             .store
-            .placement(&self.keys.period(period.id), player)
+            .placement(&self.period_keys(period.id), player)
             .await?
         {
             return Ok(self.remember(player, period.id, &tier, bracket));

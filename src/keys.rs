@@ -97,13 +97,8 @@ impl Keys {
 
     /// Keys of one player.
     pub fn player(&self, player: &str) -> PlayerKeys {
-        let base = format!("{}:{{{}/u/{}}}", self.prefix, self.season, escape(player));
         PlayerKeys {
-            profile: format!("{base}:profile"),
-            state: format!("{base}:state"),
-            rewards: format!("{base}:rewards"),
-            claims: format!("{base}:claims"),
-            base,
+            base: format!("{}:{{{}/u/{}}}", self.prefix, self.season, escape(player)),
         }
     }
 }
@@ -157,20 +152,35 @@ impl BracketKeys {
     }
 }
 
-/// The keys of one player (one hash slot).
+/// The keys of one player (one hash slot). Built on every join, so only the common
+/// part is stored; the keys themselves are made when a Redis command needs them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct PlayerKeys {
     /// The common part, hash tag included.
     pub base: String,
+}
+
+impl PlayerKeys {
     /// Hash: profile field → value.
-    pub profile: String,
+    pub fn profile(&self) -> String {
+        format!("{}:profile", self.base)
+    }
+
     /// Hash: the player's league state (last placement, tier).
-    pub state: String,
+    pub fn state(&self) -> String {
+        format!("{}:state", self.base)
+    }
+
     /// Hash: `period/tier/bracket` → `p|grant` (pending) or `c|grant` (claimed).
-    pub rewards: String,
+    pub fn rewards(&self) -> String {
+        format!("{}:rewards", self.base)
+    }
+
     /// Hash: claim request id → the grants that claim returned (JSON).
-    pub claims: String,
+    pub fn claims(&self) -> String {
+        format!("{}:claims", self.base)
+    }
 }
 
 /// The Redis Cluster hash tag of a key: the part between the first `{` and the next `}`.
@@ -193,8 +203,8 @@ mod tests {
         let k = Keys::new("lk", "s");
         for id in ["a}b", "{x}", "a:b", "a b", "%7D", "}", "u/1", "é{"] {
             let p = k.player(id);
-            assert_eq!(hash_tag(&p.profile), hash_tag(&p.state));
-            assert!(hash_tag(&p.profile).ends_with(&escape(id)));
+            assert_eq!(hash_tag(&p.profile()), hash_tag(&p.state()));
+            assert!(hash_tag(&p.profile()).ends_with(&escape(id)));
             assert!(!escape(id).contains(['{', '}', ':', ' ', '/']));
             let b = k.bracket(1, "gold", 2);
             assert_eq!(hash_tag(&b.request(id)), hash_tag(&b.board));

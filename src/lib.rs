@@ -10,6 +10,7 @@
 #![warn(missing_docs, unreachable_pub, rust_2018_idioms)]
 
 pub mod calendar;
+pub mod chart;
 pub mod clock;
 pub mod config;
 pub mod engine;
@@ -21,6 +22,7 @@ pub mod redis_store;
 pub mod rollover;
 pub mod scheduler;
 pub mod score;
+pub mod sim;
 pub mod store;
 
 pub use calendar::{Calendar, Period, PeriodId};

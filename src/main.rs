@@ -2,15 +2,18 @@
 //! designer's tools. Data commands print one JSON object on stdout; errors go to stderr
 //! with a non-zero exit code (2 for bad input or config, 1 for store failures).
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
 use leaguekit::engine::{BatchItem, SubmitOptions};
+use leaguekit::sim::{self, SimOptions, SimReport};
 use leaguekit::{
-    Error, League, RedisOptions, RedisStore, RolloverOptions, Scheduler, SchedulerOptions, Season,
+    Error, League, ManualClock, MemoryStore, RedisOptions, RedisStore, RolloverOptions, Scheduler,
+    SchedulerOptions, Season, chart,
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -123,6 +126,34 @@ enum Command {
         #[arg(long)]
         period: u64,
     },
+    /// Simulate the season on synthetic players through the real engine; print tables
+    /// and write report.json and charts. Runs on the embedded store unless --redis.
+    Simulate {
+        /// Synthetic players [default: [simulation] players].
+        #[arg(long)]
+        players: Option<u64>,
+        /// Periods to run [default: [simulation] periods].
+        #[arg(long)]
+        periods: Option<u64>,
+        /// Seed: the same seed gives the same report [default: [simulation] seed].
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Most matches a player plays per period.
+        #[arg(long)]
+        matches: Option<u32>,
+        /// Where to write report.json and the charts.
+        #[arg(long, default_value = "sim-out")]
+        out: PathBuf,
+        /// Print report.json on stdout instead of the tables.
+        #[arg(long)]
+        json: bool,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+        /// Another season file to run on the same population, shown side by side.
+        #[arg(long)]
+        compare: Option<PathBuf>,
+    },
     /// Set profile fields: FIELD=VALUE...
     Profile {
         /// Player id.
@@ -190,10 +221,23 @@ async fn redis_league(cli: &Cli, season: Season) -> Result<League<RedisStore>, F
 }
 
 fn print(value: &impl serde::Serialize) -> Result<(), Failure> {
+    let text =
+        serde_json::to_string(value).map_err(|e| usage(format!("cannot encode output: {e}")))?;
+    emit(&(text + "\n"))
+}
+
+/// Writes to stdout. A reader that went away (`| head`) is not an error: the
+/// output simply stops, as with any Unix tool.
+fn emit(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, value)
-        .map_err(|e| usage(format!("cannot encode output: {e}")))?;
-    writeln!(out).map_err(|e| usage(format!("cannot write output: {e}")))
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure {
+            code: 1,
+            message: format!("cannot write output: {e}"),
+        }),
+    }
 }
 
 fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
@@ -224,8 +268,11 @@ fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
             "periods": periods,
         }));
     }
-    println!("season {:?}: valid", season.name);
-    println!(
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let _ = writeln!(text, "season {:?}: valid", season.name);
+    let _ = writeln!(
+        text,
         "scores: 0..={} exact (largest this schedule allows at {} resolution: {})",
         season.packing.max_score(),
         match season.scoring.time_resolution {
@@ -234,14 +281,15 @@ fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
         },
         leaguekit::score::Packing::largest_max_score(season.packing.ticks()).unwrap_or(0)
     );
-    println!("tiers (lowest first):");
+    let _ = writeln!(text, "tiers (lowest first):");
     for t in &season.tiers {
         let rewards: Vec<String> = t
             .rewards
             .iter()
             .map(|r| format!("{}-{}: {}", r.first, r.last, r.grant))
             .collect();
-        println!(
+        let _ = writeln!(
+            text,
             "  {:<12} promote {:<6} demote {:<6} rewards [{}]",
             t.name,
             quota(t.promote),
@@ -249,16 +297,17 @@ fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
             rewards.join(", ")
         );
     }
-    println!("periods ({}):", season.schedule.timezone);
+    let _ = writeln!(text, "periods ({}):", season.schedule.timezone);
     for p in periods {
-        println!(
+        let _ = writeln!(
+            text,
             "  {:>5}  {}  ->  {}",
             p.id,
             p.start.to_rfc3339(),
             p.end.to_rfc3339()
         );
     }
-    Ok(())
+    emit(&text)
 }
 
 fn quota(q: leaguekit::config::Quota) -> String {
@@ -333,7 +382,11 @@ async fn batch(league: &League<RedisStore>, source: &str) -> Result<(), Failure>
                     json!({"line": line, "error": e})
                 }
             };
-            writeln!(out, "{value}").map_err(|e| usage(format!("cannot write output: {e}")))?;
+            match writeln!(out, "{value}") {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+                Err(e) => return Err(usage(format!("cannot write output: {e}"))),
+            }
         }
     }
     if failed > 0 {
@@ -343,6 +396,112 @@ async fn batch(league: &League<RedisStore>, source: &str) -> Result<(), Failure>
         });
     }
     Ok(())
+}
+
+/// Runs one simulation on the embedded store, or on Redis with `--redis` under a key
+/// prefix of its own (the season's retention TTLs clean it up).
+async fn run_simulation(
+    cli: &Cli,
+    mut season: Season,
+    options: &SimOptions,
+    quiet: bool,
+) -> Result<SimReport, Failure> {
+    let bar = if quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(options.periods)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] period {pos}/{len} ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(format!("simulating {}", season.name));
+    let clock = ManualClock::new(season.schedule.start);
+    let progress = |done, _| bar.set_position(done);
+    let report = match cli.redis.as_deref() {
+        Some(url) => {
+            season.key_prefix = format!(
+                "{}.sim.{}.{}",
+                season.key_prefix,
+                options.seed,
+                chrono::Utc::now().timestamp_millis()
+            );
+            let store = RedisStore::connect(url, RedisOptions::default())
+                .await
+                .map_err(|e| Failure::from(Error::from(e)))?;
+            sim::simulate(season, store, clock, options, progress).await?
+        }
+        None => {
+            let store = MemoryStore::with_clock(std::sync::Arc::new(clock.clone()));
+            sim::simulate(season, store, clock, options, progress).await?
+        }
+    };
+    bar.finish_and_clear();
+    Ok(report)
+}
+
+fn write_report(report: &SimReport, path: &std::path::Path) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(report)
+        .map_err(|e| usage(format!("cannot encode the report: {e}")))?;
+    std::fs::write(path, text + "\n")
+        .map_err(|e| usage(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The two seasons side by side: the last period's population and the time to
+/// reach each tier.
+fn comparison_table(a: &SimReport, b: &SimReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\ncomparison on the same population: {:?} vs {:?}",
+        a.season, b.season
+    );
+    let _ = writeln!(
+        out,
+        "{:>12} {:>10} {:>10} {:>12} {:>12} {:>9} {:>9}",
+        "tier", "last A", "last B", "reach A", "reach B", "stuck A", "stuck B"
+    );
+    let mut names: Vec<&String> = a.tiers.iter().collect();
+    for t in &b.tiers {
+        if !names.contains(&t) {
+            names.push(t);
+        }
+    }
+    let last = |r: &SimReport, t: &str| {
+        r.periods
+            .last()
+            .and_then(|p| p.players.get(t).copied())
+            .map_or("-".to_owned(), |v| v.to_string())
+    };
+    let reach = |r: &SimReport, t: &str| {
+        r.reach
+            .iter()
+            .find(|x| x.tier == t)
+            .and_then(|x| x.average_periods)
+            .map_or("-".to_owned(), |v| format!("{v:.2}"))
+    };
+    let stuck = |r: &SimReport, t: &str| {
+        r.stuck
+            .iter()
+            .find(|x| x.tier == t)
+            .map_or("-".to_owned(), |x| format!("{:.0}%", x.share * 100.0))
+    };
+    for t in names {
+        let _ = writeln!(
+            out,
+            "{:>12} {:>10} {:>10} {:>12} {:>12} {:>9} {:>9}",
+            t,
+            last(a, t),
+            last(b, t),
+            reach(a, t),
+            reach(b, t),
+            stuck(a, t),
+            stuck(b, t)
+        );
+    }
+    out
 }
 
 async fn run(cli: Cli) -> Result<(), Failure> {
@@ -463,11 +622,76 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                         "player": r.player, "score": r.score, "outcome": r.outcome,
                         "next_tier": r.next_tier, "reward": r.reward,
                     });
-                    writeln!(out, "{line}")
-                        .map_err(|e| usage(format!("cannot write output: {e}")))?;
+                    match writeln!(out, "{line}") {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+                        Err(e) => return Err(usage(format!("cannot write output: {e}"))),
+                    }
                 }
             }
             Ok(())
+        }
+        Command::Simulate {
+            players,
+            periods,
+            seed,
+            matches,
+            out,
+            json,
+            quiet,
+            compare,
+        } => {
+            let mut options = SimOptions::from_season(&season);
+            if let Some(n) = players {
+                options.players = *n;
+            }
+            if let Some(n) = periods {
+                options.periods = *n;
+            }
+            if let Some(n) = seed {
+                options.seed = *n;
+            }
+            if let Some(n) = matches {
+                options.matches = *n;
+            }
+            let other = match compare {
+                Some(path) => Some(Season::load(path).map_err(|e| usage(e.to_string()))?),
+                None => None,
+            };
+            std::fs::create_dir_all(out)
+                .map_err(|e| usage(format!("cannot create {}: {e}", out.display())))?;
+            let report = run_simulation(&cli, season, &options, *quiet).await?;
+            write_report(&report, &out.join("report.json"))?;
+            chart::write_charts(&report, out).map_err(|e| usage(e.to_string()))?;
+            let compared = match other {
+                Some(other) => {
+                    let b = run_simulation(&cli, other, &options, *quiet).await?;
+                    write_report(&b, &out.join("compare-report.json"))?;
+                    chart::write_comparison(&report, &b, out).map_err(|e| usage(e.to_string()))?;
+                    Some(b)
+                }
+                None => None,
+            };
+            if *json {
+                return match &compared {
+                    Some(b) => print(&json!({"config": report, "compare": b})),
+                    None => print(&report),
+                };
+            }
+            let mut text = report.tables();
+            if let Some(b) = &compared {
+                text.push_str(&comparison_table(&report, b));
+            }
+            text.push_str(&format!(
+                "\nwrote {}/report.json, tiers.svg/.png, movement.svg/.png{}\n",
+                out.display(),
+                if compared.is_some() {
+                    ", compare.svg/.png, compare-report.json"
+                } else {
+                    ""
+                }
+            ));
+            emit(&text)
         }
         Command::Profile { player, fields } => {
             let mut pairs = Vec::new();

@@ -5,7 +5,6 @@
 //! Lua script has on Redis. Data is keyed by the same key strings Redis would use, so
 //! the two stores cannot disagree about which player lives where.
 
-use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
@@ -56,9 +55,11 @@ struct PeriodData {
 struct BracketData {
     /// player → packed score.
     scores: HashMap<Arc<str>, u64>,
-    /// (minus packed, player): iteration order is the ranking. Shares the ids of
-    /// `scores`, so moving an entry allocates nothing.
-    order: BTreeSet<(i64, Arc<str>)>,
+    /// (minus packed, player), sorted: the ranking. A sorted vector rather than a
+    /// tree: boards are bracket-sized, so binary search plus a short memmove beats
+    /// tree nodes, and a rank is a binary search. Shares the ids of `scores`, so
+    /// moving an entry allocates nothing.
+    order: Vec<(i64, Arc<str>)>,
     profiles: HashMap<String, String>,
     meta: HashMap<String, String>,
     /// request key → (packed, rank, expires at).
@@ -80,24 +81,29 @@ struct PlayerData {
 }
 
 impl BracketData {
-    fn rank(&self, player: &str, packed: u64) -> u64 {
+    /// Where `(packed, player)` sits (or would sit) in `order`.
+    fn position(&self, player: &str, packed: u64) -> usize {
         let neg = -(packed as i64);
         self.order
-            .iter()
-            .take_while(|(n, p)| (*n, &**p) < (neg, player))
-            .count() as u64
+            .partition_point(|(n, p)| (*n, &**p) < (neg, player))
+    }
+
+    fn rank(&self, player: &str, packed: u64) -> u64 {
+        self.position(player, packed) as u64
     }
 
     fn put(&mut self, player: &str, packed: u64) {
         let id = match self.scores.get_key_value(player) {
             Some((id, old)) => {
                 let id = id.clone();
-                self.order.remove(&(-(*old as i64), id.clone()));
+                let at = self.position(player, *old);
+                self.order.remove(at);
                 id
             }
             None => Arc::from(player),
         };
-        self.order.insert((-(packed as i64), id.clone()));
+        let at = self.position(player, packed);
+        self.order.insert(at, (-(packed as i64), id.clone()));
         self.scores.insert(id, packed);
     }
 
@@ -200,6 +206,18 @@ impl MemoryStore {
         }
         match data.brackets.get_mut(&keys.base) {
             Some(b) => b,
+            None => unreachable!("inserted above"),
+        }
+    }
+
+    /// The player's data, created on first use; the key is cloned only then.
+    fn player<'a>(data: &'a mut Data, keys: &PlayerKeys) -> &'a mut PlayerData {
+        if !data.players.contains_key(&keys.base) {
+            data.players
+                .insert(keys.base.clone(), PlayerData::default());
+        }
+        match data.players.get_mut(&keys.base) {
+            Some(p) => p,
             None => unreachable!("inserted above"),
         }
     }
@@ -371,7 +389,7 @@ impl Store for MemoryStore {
         cache: Option<(&BracketKeys, &str, &str)>,
     ) -> Result<(), StoreError> {
         let mut data = self.data();
-        let p = data.players.entry(player_keys.base.clone()).or_default();
+        let p = Self::player(&mut data, player_keys);
         for (k, v) in fields {
             match p.profile.iter_mut().find(|(f, _)| f == k) {
                 Some(slot) => slot.1 = v.clone(),
@@ -415,7 +433,7 @@ impl Store for MemoryStore {
         state: &PlayerState,
     ) -> Result<(), StoreError> {
         let mut data = self.data();
-        let p = data.players.entry(player_keys.base.clone()).or_default();
+        let p = Self::player(&mut data, player_keys);
         match &p.state {
             None => p.state = Some(PlayerState::new(state.period, &state.tier, state.bracket)),
             Some(old) if old.period < state.period => {
@@ -602,7 +620,7 @@ impl Store for MemoryStore {
         claim_id: Option<&str>,
     ) -> Result<Vec<(String, String)>, StoreError> {
         let mut data = self.data();
-        let p = data.players.entry(player_keys.base.clone()).or_default();
+        let p = Self::player(&mut data, player_keys);
         if let Some(id) = claim_id
             && let Some(answer) = p.claims.get(id)
         {

@@ -831,7 +831,7 @@ impl Store for RedisStore {
     ) -> Result<(), StoreError> {
         if !fields.is_empty() {
             let mut cmd = redis::cmd("HSET");
-            cmd.arg(&player_keys.profile);
+            cmd.arg(player_keys.profile());
             for (field, value) in fields {
                 cmd.arg(field).arg(value);
             }
@@ -853,7 +853,7 @@ impl Store for RedisStore {
 
     async fn profile(&self, player_keys: &PlayerKeys) -> Result<Vec<(String, String)>, StoreError> {
         let mut cmd = redis::cmd("HGETALL");
-        cmd.arg(&player_keys.profile);
+        cmd.arg(player_keys.profile());
         let reply = self.command("profile", Retry::Idempotent, &cmd).await?;
         let mut fields = pairs(reply, "profile")?;
         fields.sort();
@@ -865,7 +865,7 @@ impl Store for RedisStore {
         player_keys: &PlayerKeys,
     ) -> Result<Option<PlayerState>, StoreError> {
         let mut cmd = redis::cmd("HMGET");
-        cmd.arg(&player_keys.state)
+        cmd.arg(player_keys.state())
             .arg("period")
             .arg("tier")
             .arg("bracket")
@@ -906,7 +906,7 @@ impl Store for RedisStore {
         state: &PlayerState,
     ) -> Result<(), StoreError> {
         let mut inv = SCRIPTS.record_state.prepare_invoke();
-        inv.key(&player_keys.state)
+        inv.key(player_keys.state())
             .arg(state.period)
             .arg(&state.tier)
             .arg(state.bracket);
@@ -1076,7 +1076,7 @@ impl Store for RedisStore {
         for (keys, source, grant) in grants {
             // HSETNX: a reward already pending or claimed is never written again.
             pipe.cmd("HSETNX")
-                .arg(&keys.rewards)
+                .arg(keys.rewards())
                 .arg(source)
                 .arg(format!("p|{grant}"))
                 .ignore();
@@ -1120,7 +1120,7 @@ impl Store for RedisStore {
 
     async fn rewards(&self, player_keys: &PlayerKeys) -> Result<Vec<(String, String)>, StoreError> {
         let mut cmd = redis::cmd("HGETALL");
-        cmd.arg(&player_keys.rewards);
+        cmd.arg(player_keys.rewards());
         let reply = self.command("rewards", Retry::Idempotent, &cmd).await?;
         let mut pending: Vec<(String, String)> = pairs(reply, "rewards")?
             .into_iter()
@@ -1136,8 +1136,8 @@ impl Store for RedisStore {
         claim_id: Option<&str>,
     ) -> Result<Vec<(String, String)>, StoreError> {
         let mut inv = SCRIPTS.claim_rewards.prepare_invoke();
-        inv.key(&player_keys.rewards)
-            .key(&player_keys.claims)
+        inv.key(player_keys.rewards())
+            .key(player_keys.claims())
             .arg(claim_id.unwrap_or(""));
         // With a claim id a second run returns the stored answer; without one it
         // would answer "nothing" after the first run claimed, so it is not retried.

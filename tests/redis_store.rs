@@ -294,12 +294,12 @@ fn keys_of_each_script_share_one_slot() {
         assert_eq!(hash_tag(&period.meta), hash_tag(&period.assign));
         // record_state.lua and the profile: one player's keys.
         let player = keys.player(id);
-        assert_eq!(hash_tag(&player.profile), hash_tag(&player.state));
+        assert_eq!(hash_tag(&player.profile()), hash_tag(&player.state()));
         assert_ne!(
-            hash_tag(&player.state),
-            player.state,
+            hash_tag(&player.state()),
+            player.state(),
             "no tag in {}",
-            player.state
+            player.state()
         );
     }
 }
