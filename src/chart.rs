@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Once;
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::sim::SimReport;
@@ -106,6 +107,41 @@ impl Chart for Compare<'_> {
     }
 }
 
+type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Axes and grid shared by every chart: periods across, player counts up (shown
+/// without sign, since demotions are drawn below zero).
+fn mesh<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    periods: usize,
+    y: &str,
+) -> Result<(), String> {
+    chart
+        .configure_mesh()
+        .x_desc("period")
+        .y_desc(y)
+        .x_labels(periods.clamp(2, 20))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{:.0}", y.abs()))
+        .light_line_style(WHITE.mix(0.0))
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
+/// The tier legend, top right.
+fn legend<'a, DB: DrawingBackend + 'a>(chart: &mut Plot<'a, DB>) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", 15))
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
 /// Stacked tier populations per period into `area`.
 fn tiers_into<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -127,18 +163,7 @@ fn tiers_into<DB: DrawingBackend>(
         .y_label_area_size(70)
         .build_cartesian_2d(1f64..periods.max(2.0), 0f64..top)
         .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc("period")
-        .y_desc("players placed")
-        .x_labels(report.periods.len().clamp(2, 20))
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .light_line_style(WHITE.mix(0.0))
-        .label_style(("sans-serif", 15))
-        .axis_desc_style(("sans-serif", 17))
-        .draw()
-        .map_err(|e| e.to_string())?;
+    mesh(&mut chart, report.periods.len(), "players placed")?;
     // Stack from the bottom tier up: draw each tier's cumulative top, largest first,
     // so every band shows the tier between its cumulative bottom and top.
     let n = report.tiers.len();
@@ -165,14 +190,7 @@ fn tiers_into<DB: DrawingBackend>(
             .label(report.tiers[i].clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 15))
-        .draw()
-        .map_err(|e| e.to_string())?;
+    legend(&mut chart)?;
     Ok(())
 }
 
@@ -210,18 +228,7 @@ fn movement_into<DB: DrawingBackend>(
         .y_label_area_size(70)
         .build_cartesian_2d(0.5f64..periods + 0.5, -down * 1.1..up * 1.1)
         .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc("period")
-        .y_desc("players moved")
-        .x_labels(report.periods.len().clamp(2, 20))
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{:.0}", y.abs()))
-        .light_line_style(WHITE.mix(0.0))
-        .label_style(("sans-serif", 15))
-        .axis_desc_style(("sans-serif", 17))
-        .draw()
-        .map_err(|e| e.to_string())?;
+    mesh(&mut chart, report.periods.len(), "players moved")?;
     let width = 0.8 / n as f64;
     for (i, tier) in report.tiers.iter().enumerate() {
         let color = tier_color(tier, i);
@@ -252,14 +259,7 @@ fn movement_into<DB: DrawingBackend>(
             BLACK.stroke_width(1),
         ))
         .map_err(|e| e.to_string())?;
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 15))
-        .draw()
-        .map_err(|e| e.to_string())?;
+    legend(&mut chart)?;
     Ok(())
 }
 

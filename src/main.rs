@@ -563,18 +563,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let league = redis_league(&cli, season).await?;
             let options = RolloverOptions::default().dry_run(*dry_run);
             let report = league.rollover(at, options).await?;
-            let closed: Vec<_> = report
-                .closed
-                .iter()
-                .map(|p| {
-                    json!({
-                        "period": p.period, "brackets": p.brackets, "players": p.players,
-                        "promoted": p.promoted, "demoted": p.demoted, "stayed": p.stayed,
-                        "rewards": p.rewards, "idle": p.idle, "tiers": p.tiers,
-                    })
-                })
-                .collect();
-            print(&json!({"closed": closed, "dry_run": dry_run}))
+            print(&json!({"closed": report.closed, "dry_run": dry_run}))
         }
         Command::Run => {
             let league = std::sync::Arc::new(redis_league(&cli, season).await?);

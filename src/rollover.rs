@@ -46,18 +46,9 @@ pub struct PeriodReport {
     pub period: PeriodId,
     /// Brackets in the period.
     pub brackets: u64,
-    /// Players in the period.
-    pub players: u64,
-    /// Players promoted.
-    pub promoted: u64,
-    /// Players demoted.
-    pub demoted: u64,
-    /// Players who stayed.
-    pub stayed: u64,
-    /// Rewards granted.
-    pub rewards: u64,
-    /// Players who never scored.
-    pub idle: u64,
+    /// Players, promotions, demotions, stays, rewards and idle players in all.
+    #[serde(flatten)]
+    pub totals: Tally,
     /// Per tier: the same figures.
     pub tiers: BTreeMap<String, Tally>,
 }
@@ -248,7 +239,7 @@ impl<S: Store> League<S> {
             };
             info!(
                 period = id,
-                players = report.players,
+                players = report.totals.players,
                 brackets = report.brackets,
                 "period closed"
             );
@@ -409,6 +400,12 @@ impl<S: Store> League<S> {
         let Some((tier_index, _)) = self.season().tier(tier) else {
             return Ok(None);
         };
+        // A period the season has closed but with no outcome for this player: its
+        // records have expired (retention) or the player never reached the board.
+        // Closing it again would only recreate expired keys.
+        if self.store().closed_through(&self.keys().season()).await? >= period {
+            return Ok(None);
+        }
         // Stop new joins into the period first, so the bracket cannot grow after its
         // outcome is computed; then close it exactly as the rollover would.
         self.store()
@@ -615,24 +612,14 @@ impl PeriodReport {
         Self {
             period,
             brackets: 0,
-            players: 0,
-            promoted: 0,
-            demoted: 0,
-            stayed: 0,
-            rewards: 0,
-            idle: 0,
+            totals: Tally::default(),
             tiers: BTreeMap::new(),
         }
     }
 
     fn add(&mut self, tier: &str, t: &Tally) {
         self.brackets += 1;
-        self.players += t.players;
-        self.promoted += t.promoted;
-        self.demoted += t.demoted;
-        self.stayed += t.stayed;
-        self.rewards += t.rewards;
-        self.idle += t.idle;
+        self.totals.merge(t);
         self.tiers.entry(tier.to_owned()).or_default().merge(t);
     }
 }

@@ -98,10 +98,10 @@ impl<S: Store> Runner<S> {
                 why,
                 period = p.period,
                 brackets = p.brackets,
-                players = p.players,
-                promoted = p.promoted,
-                demoted = p.demoted,
-                rewards = p.rewards,
+                players = p.totals.players,
+                promoted = p.totals.promoted,
+                demoted = p.totals.demoted,
+                rewards = p.totals.rewards,
                 "period closed"
             );
         }

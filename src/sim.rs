@@ -358,8 +358,8 @@ pub async fn simulate<S: Store>(
             players: counts.into_iter().map(|c| (c.tier, c.players)).collect(),
             promoted: by_tier(&|t| t.promoted),
             demoted: by_tier(&|t| t.demoted),
-            rewards: closed.map_or(0, |c| c.rewards),
-            idle: closed.map_or(0, |c| c.idle),
+            rewards: closed.map_or(0, |c| c.totals.rewards),
+            idle: closed.map_or(0, |c| c.totals.idle),
         });
         for p in players.iter_mut() {
             if !p.quit && rng.chance(options.quit_rate) {

@@ -118,11 +118,11 @@ on_both!(
             (
                 p1.period,
                 p1.brackets,
-                p1.players,
-                p1.promoted,
-                p1.demoted,
-                p1.stayed,
-                p1.rewards
+                p1.totals.players,
+                p1.totals.promoted,
+                p1.totals.demoted,
+                p1.totals.stayed,
+                p1.totals.rewards
             ),
             (1, 1, 4, 1, 0, 3, 2)
         );
@@ -222,7 +222,7 @@ on_both!(
             .rollover(None, RolloverOptions::default())
             .await
             .expect("rollover");
-        assert_eq!(report.closed[0].promoted, 1);
+        assert_eq!(report.closed[0].totals.promoted, 1);
         assert_eq!(league.rewards("c").await.expect("rewards").len(), 1);
         assert_eq!(tier_of(&league, "b", day(1, 4)).await, "bronze");
     }
@@ -268,8 +268,8 @@ on_both!(
             r.closed.iter().map(|p| p.period).collect::<Vec<_>>(),
             [5, 6, 7, 8]
         );
-        assert_eq!(r.closed[0].players, 4);
-        assert_eq!(r.closed[1].players, 0);
+        assert_eq!(r.closed[0].totals.players, 4);
+        assert_eq!(r.closed[1].totals.players, 0);
     }
 );
 
@@ -357,7 +357,7 @@ on_both!(
             .rollover(None, RolloverOptions::default().dry_run(true))
             .await
             .expect("dry");
-        assert_eq!(dry.closed[0].promoted, 1);
+        assert_eq!(dry.closed[0].totals.promoted, 1);
         // Still open: an update in period 1 is accepted and changes the result.
         score(&league, "a", 50, day(0, 3)).await;
         assert!(league.rewards("b").await.expect("rewards").is_empty());
@@ -365,7 +365,7 @@ on_both!(
             .rollover(None, RolloverOptions::default())
             .await
             .expect("real");
-        assert_eq!(real.closed[0].players, 2);
+        assert_eq!(real.closed[0].totals.players, 2);
         assert_eq!(
             league
                 .last_outcome("a")
@@ -404,7 +404,11 @@ on_both!(
         // Each period is reported by whoever closed it; all agree on the figures.
         let figures: Vec<_> = reports
             .iter()
-            .flat_map(|r| r.closed.iter().map(|p| (p.players, p.promoted, p.rewards)))
+            .flat_map(|r| {
+                r.closed
+                    .iter()
+                    .map(|p| (p.totals.players, p.totals.promoted, p.totals.rewards))
+            })
             .collect();
         assert!(!figures.is_empty());
         assert!(figures.iter().all(|f| *f == (40, 10, 20)), "{figures:?}");
@@ -419,3 +423,57 @@ on_both!(
         assert_eq!(granted, 20);
     }
 );
+
+/// Redis only: closed periods expire through TTLs (retention), and a period closed
+/// late keeps its data for the retention counted from now, not from the calendar.
+#[tokio::test]
+async fn closed_keys_carry_retention_ttls() {
+    let prefix = common::unique_prefix("ttl");
+    let season = Season::from_toml(&season_text(&prefix, "on_first_score", "stay"), "roll.toml")
+        .expect("season");
+    let clock = ManualClock::new(day(0, 1));
+    let league = League::with_clock(season, common::redis_store().await, Arc::new(clock.clone()));
+    score(&league, "a", 10, day(0, 2)).await;
+    clock.set(day(1, 0));
+    league
+        .rollover(None, RolloverOptions::default())
+        .await
+        .expect("rollover");
+    let client = redis::Client::open(common::redis_url()).expect("client");
+    let mut con = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect");
+    let keys = league.keys();
+    let bracket = keys.bracket(1, "bronze", 1);
+    // Retention 3 daily periods after period 1 ends (the clock is at its end).
+    for key in [
+        &bracket.board,
+        &bracket.meta,
+        &bracket.outcomes,
+        &keys.period(1).meta,
+    ] {
+        let ttl: i64 = redis::cmd("TTL")
+            .arg(key)
+            .query_async(&mut con)
+            .await
+            .expect("ttl");
+        assert!(
+            (3 * 86_400 - 60..=3 * 86_400).contains(&ttl),
+            "{key}: {ttl}"
+        );
+    }
+    // The lease is gone; the player's rewards never expire.
+    let lease: i64 = redis::cmd("EXISTS")
+        .arg(&bracket.lease)
+        .query_async(&mut con)
+        .await
+        .expect("exists");
+    assert_eq!(lease, 0);
+    let rewards: i64 = redis::cmd("TTL")
+        .arg(keys.player("a").rewards())
+        .query_async(&mut con)
+        .await
+        .expect("ttl");
+    assert_eq!(rewards, -1);
+}

@@ -55,7 +55,10 @@ async fn start_catches_up_every_missed_period() {
         now - 1,
         "every ended period closed"
     );
-    assert_eq!((report.closed[0].period, report.closed[0].promoted), (1, 1));
+    assert_eq!(
+        (report.closed[0].period, report.closed[0].totals.promoted),
+        (1, 1)
+    );
     assert_eq!(league.rewards("b").await.expect("rewards").len(), 1);
     scheduler.shutdown().await.expect("shutdown");
 }
