@@ -286,7 +286,13 @@ fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
         let rewards: Vec<String> = t
             .rewards
             .iter()
-            .map(|r| format!("{}-{}: {}", r.first, r.last, r.grant))
+            .map(|r| {
+                if r.first == r.last {
+                    format!("{}: {}", r.first, r.grant)
+                } else {
+                    format!("{}-{}: {}", r.first, r.last, r.grant)
+                }
+            })
             .collect();
         let _ = writeln!(
             text,

@@ -477,3 +477,57 @@ async fn closed_keys_carry_retention_ttls() {
         .expect("ttl");
     assert_eq!(rewards, -1);
 }
+
+/// A bracket larger than one HSET chunk in record_outcomes.lua (1000 pairs), on both
+/// stores: every player gets an outcome, the export order is by rank.
+async fn big_bracket<S: Store>(league: League<S>, clock: ManualClock) {
+    let items: Vec<BatchItem> = (0..1500)
+        .map(|i| {
+            BatchItem::new(format!("p{i:04}"), 1 + i % 700)
+                .with_options(SubmitOptions::default().at(day(0, 2)))
+        })
+        .collect();
+    for chunk in items.chunks(500) {
+        league.submit_many(chunk).await.expect("batch");
+    }
+    clock.set(day(1, 0));
+    let r = league
+        .rollover(None, RolloverOptions::default())
+        .await
+        .expect("rollover");
+    assert_eq!(
+        (r.closed[0].brackets, r.closed[0].totals.players),
+        (1, 1500)
+    );
+    let all = league.outcomes(1, None, 5000).await.expect("outcomes");
+    assert_eq!(all.len(), 1500);
+    assert!(all.windows(2).all(|w| w[0].rank + 1 == w[1].rank));
+    assert_eq!(all[0].score, 700);
+}
+
+fn big_season(prefix: &str) -> Season {
+    let text = season_text(prefix, "on_first_score", "stay").replace("size = 4", "size = 2000");
+    Season::from_toml(&text, "big.toml").expect("season")
+}
+
+#[tokio::test]
+async fn big_bracket_memory() {
+    let clock = ManualClock::new(day(0, 1));
+    let store = MemoryStore::with_clock(Arc::new(clock.clone()));
+    big_bracket(
+        League::with_clock(big_season("lkm"), store, Arc::new(clock.clone())),
+        clock,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn big_bracket_redis() {
+    let clock = ManualClock::new(day(0, 1));
+    let season = big_season(&common::unique_prefix("big"));
+    big_bracket(
+        League::with_clock(season, common::redis_store().await, Arc::new(clock.clone())),
+        clock,
+    )
+    .await;
+}
