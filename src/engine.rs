@@ -479,7 +479,8 @@ impl<S: Store> League<S> {
         // interrupted between its steps is completed by the next join or score.
         self.store
             .enter(&placed.keys, player, profile.as_deref())
-            .await?;
+            .await
+            .map_err(|e| closed_as_input(e, period.id))?;
         self.store
             .record_state(
                 &pkeys,
