@@ -8,7 +8,7 @@
 -- ARGV[2]  tier name
 -- ARGV[3]  bracket number
 --
--- Reply: 1 if written, else 0.
+-- Reply: 1 if written, else 0; {"malformed", what} for a state it did not write.
 
 -- Compares canonical decimal strings exactly, at any length (no conversion to a
 -- double, which would be inexact above 2^53).
@@ -29,7 +29,7 @@ if not greater(ARGV[1], current) then
 end
 local old = redis.call('HMGET', KEYS[1], 'tier', 'bracket')
 if not old[1] or not old[2] then
-  return redis.error_reply('player state ' .. KEYS[1] .. ' has a period but no tier or bracket')
+  return {'malformed', 'state ' .. KEYS[1] .. ' has a period but no tier or bracket'}
 end
 redis.call('HSET', KEYS[1],
   'prev_period', current, 'prev_tier', old[1], 'prev_bracket', old[2],

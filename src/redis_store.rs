@@ -12,9 +12,12 @@
 //! - the [`ConnectionManager`] reconnects after a dropped connection but fails the
 //!   command that was in flight. [`RedisStore`] retries such a command itself, but
 //!   only when running it twice is harmless: reads, joins, entries, profile and state
-//!   writes, and updates that carry a request id (whose idempotency record makes the
-//!   second run a no-op). An update without a request id is never retried, because
-//!   the first attempt may have been applied before the connection failed.
+//!   writes, every rollover step (each one is idempotent), updates that carry a
+//!   request id (whose idempotency record makes the second run a no-op) and reward
+//!   claims that carry a claim id (likewise). An update without a request id is never
+//!   retried, because the first attempt may have been applied before the connection
+//!   failed; nor is a claim without a claim id, whose retry would answer "nothing"
+//!   after the first attempt claimed everything.
 //!
 //! Scores: a board stores minus the packed score (see [`crate::score`]), so ZRANGE
 //! lists the best first and equal scores tie by player id in ascending byte order,
@@ -508,6 +511,27 @@ fn page(v: Value, what: &str) -> Result<Page, StoreError> {
     })
 }
 
+/// A claim answer as `claim_rewards.lua` stores it: a JSON list of strings, source
+/// and grant alternating (cjson's encoding, which escapes every string).
+fn stored_claim(json: &str) -> Result<Vec<(String, String)>, StoreError> {
+    let flat: Vec<String> = serde_json::from_str(json).map_err(|e| {
+        protocol(format!(
+            "stored claim {json:?} is not a JSON list of strings: {e}"
+        ))
+    })?;
+    if !flat.len().is_multiple_of(2) {
+        return Err(protocol(format!(
+            "stored claim {json:?} has an odd number of items"
+        )));
+    }
+    let mut it = flat.into_iter();
+    let mut out = Vec::new();
+    while let (Some(source), Some(grant)) = (it.next(), it.next()) {
+        out.push((source, grant));
+    }
+    Ok(out)
+}
+
 /// The reply of `update.lua`, given this call's attempt token.
 fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
     let items = array(v, "update reply")?;
@@ -911,8 +935,18 @@ impl Store for RedisStore {
             .arg(&state.tier)
             .arg(state.bracket);
         // Idempotent: writing the same state again is a no-op.
-        self.invoke("record_state", Retry::Idempotent, &inv).await?;
-        Ok(())
+        let reply = self.invoke("record_state", Retry::Idempotent, &inv).await?;
+        match reply {
+            Value::Array(items) => Err(protocol(format!(
+                "record_state found data it did not write: {}",
+                items
+                    .get(1)
+                    .map(|v| text(v, "detail"))
+                    .transpose()?
+                    .unwrap_or("?")
+            ))),
+            _ => Ok(()),
+        }
     }
 
     async fn closed_through(&self, season: &SeasonKeys) -> Result<u64, StoreError> {
@@ -1136,8 +1170,10 @@ impl Store for RedisStore {
         claim_id: Option<&str>,
     ) -> Result<Vec<(String, String)>, StoreError> {
         let mut inv = SCRIPTS.claim_rewards.prepare_invoke();
+        // A flag, then the id: an empty claim id is an id like any other.
         inv.key(player_keys.rewards())
             .key(player_keys.claims())
+            .arg(if claim_id.is_some() { "1" } else { "0" })
             .arg(claim_id.unwrap_or(""));
         // With a claim id a second run returns the stored answer; without one it
         // would answer "nothing" after the first run claimed, so it is not retried.
@@ -1146,22 +1182,26 @@ impl Store for RedisStore {
         } else {
             Retry::NotExecuted
         };
-        let items = array(
-            self.invoke("claim_rewards", retry, &inv).await?,
-            "claim reply",
-        )?;
-        if items.len() % 2 != 0 {
-            return Err(protocol("claim: odd number of items"));
-        }
-        let mut claimed = items
-            .chunks_exact(2)
-            .map(|kv| {
-                Ok((
-                    text(&kv[0], "reward source")?.to_owned(),
-                    text(&kv[1], "grant")?.to_owned(),
-                ))
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
+        let reply = self.invoke("claim_rewards", retry, &inv).await?;
+        let mut claimed = match reply {
+            // A new claim: the flat list itself.
+            Value::Array(items) => {
+                if items.len() % 2 != 0 {
+                    return Err(protocol("claim: odd number of items"));
+                }
+                items
+                    .chunks_exact(2)
+                    .map(|kv| {
+                        Ok((
+                            text(&kv[0], "reward source")?.to_owned(),
+                            text(&kv[1], "grant")?.to_owned(),
+                        ))
+                    })
+                    .collect::<Result<Vec<_>, StoreError>>()?
+            }
+            // A repeated claim id: the answer stored by the first claim.
+            stored => stored_claim(text(&stored, "stored claim")?)?,
+        };
         claimed.sort();
         Ok(claimed)
     }
@@ -1215,7 +1255,33 @@ mod tests {
             ("entry", include_str!("../lua/entry.lua")),
             ("cache_profile", include_str!("../lua/cache_profile.lua")),
             ("record_state", include_str!("../lua/record_state.lua")),
+            ("raise_mark", include_str!("../lua/raise_mark.lua")),
+            ("begin_close", include_str!("../lua/begin_close.lua")),
+            ("finish_period", include_str!("../lua/finish_period.lua")),
+            ("claim_bracket", include_str!("../lua/claim_bracket.lua")),
+            ("freeze", include_str!("../lua/freeze.lua")),
+            (
+                "record_outcomes",
+                include_str!("../lua/record_outcomes.lua"),
+            ),
+            ("finish_bracket", include_str!("../lua/finish_bracket.lua")),
+            ("claim_rewards", include_str!("../lua/claim_rewards.lua")),
         ];
+        // The list above must name every script the store runs.
+        let listed: Vec<&str> = sources.iter().map(|(name, _)| *name).collect();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/lua");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("cannot list {dir}: {e}"))
+            .filter_map(|entry| entry.ok())
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".lua").map(str::to_owned)
+            })
+            .collect();
+        on_disk.sort();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, on_disk, "every script in lua/ must be checked here");
         for (name, source) in sources {
             let code: Vec<&str> = source
                 .lines()
@@ -1242,6 +1308,26 @@ mod tests {
                 }
             }
             assert!(calls > 0, "{name}.lua makes no calls?");
+        }
+    }
+
+    #[test]
+    fn stored_claims_parse_exactly_or_not_at_all() {
+        // cjson escapes '/' as '\/' and control bytes as \u00XX.
+        let json = r#"["1\/gold\/1","a\"b\u0000c","2\/gold\/1",""]"#;
+        assert_eq!(
+            stored_claim(json).ok(),
+            Some(vec![
+                ("1/gold/1".to_owned(), "a\"b\0c".to_owned()),
+                ("2/gold/1".to_owned(), String::new()),
+            ])
+        );
+        assert_eq!(stored_claim("[]").ok(), Some(Vec::new()));
+        for bad in ["{}", "[\"odd\"]", "[1,2]", "nope", ""] {
+            assert!(
+                matches!(stored_claim(bad), Err(StoreError::Protocol(_))),
+                "{bad} accepted"
+            );
         }
     }
 

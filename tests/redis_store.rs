@@ -1,7 +1,8 @@
 //! Redis-specific tests of `RedisStore`: exactness at the edge of 2^53, one slot per
 //! script (on a real cluster-mode node), timeouts and retries, pipelined batches,
-//! RESP3, and data the store did not write. The behaviour both stores share is in
-//! `tests/conformance.rs`.
+//! RESP3, and data the store did not write; for the rollover: TTLs of closed keys,
+//! a 10,000-player bracket, opaque grants through claims, and claim retries. The
+//! behaviour both stores share is in `tests/conformance.rs` and `tests/rollover.rs`.
 
 mod common;
 
@@ -919,4 +920,501 @@ async fn closing_and_closed_markers_are_honoured() {
         matches!(&joined, Err(StoreError::PeriodClosed)),
         "{joined:?}"
     );
+}
+
+// ---- rollover (issue 3): the Redis-only properties. The behaviour both stores share
+// is in tests/conformance.rs and tests/rollover.rs.
+
+/// A raw connection to the shared test server, for inspecting keys.
+async fn raw_connection() -> redis::aio::MultiplexedConnection {
+    redis::Client::open(redis_url())
+        .expect("client")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect")
+}
+
+async fn pttl(con: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
+    redis::cmd("PTTL")
+        .arg(key)
+        .query_async(con)
+        .await
+        .expect("pttl")
+}
+
+/// Sources and grants are opaque strings: quotes, backslashes, slashes (which cjson
+/// escapes), JSON look-alikes, the `p|`/`c|` markers themselves, control bytes, NUL,
+/// non-ASCII and the empty string all come back byte for byte, from `rewards`, from a
+/// claim, and from the stored answer of a repeated claim id, over RESP2 and RESP3.
+#[tokio::test]
+async fn odd_grants_round_trip_through_rewards_and_claims() {
+    let odd = [
+        "quote\"d",
+        "back\\slash",
+        "a/b/c",
+        "[\"x\",\"y\"]",
+        "{}",
+        "p|c|nested",
+        "c|",
+        "line\nbreak\ttab\r",
+        "nul\0byte",
+        "\u{7f}\u{1}",
+        "ünïcødé 🎁",
+        "",
+        "1e400",
+        "null",
+    ];
+    let big = "g".repeat(20_000);
+    let url = redis_url();
+    let resp3_url = if url.contains('?') {
+        format!("{url}&protocol=resp3")
+    } else {
+        format!("{url}?protocol=resp3")
+    };
+    let resp3 = RedisStore::connect(&resp3_url, RedisOptions::default())
+        .await
+        .expect("connect with RESP3");
+    for store in [redis_store().await, resp3] {
+        let keys = Keys::new(&unique_prefix("odd"), "s");
+        let player = keys.player("p");
+        let mut want: Vec<(String, String)> = odd
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (format!("{i:02}/{g}"), (*g).to_owned()))
+            .collect();
+        want.push(("99/big".to_owned(), big.clone()));
+        let grants: Vec<_> = want
+            .iter()
+            .map(|(s, g)| (player.clone(), s.clone(), g.clone()))
+            .collect();
+        store.grant(&grants).await.expect("grant");
+        // Granting again changes nothing (HSETNX), even with other grants.
+        let again: Vec<_> = want
+            .iter()
+            .map(|(s, _)| (player.clone(), s.clone(), "other".to_owned()))
+            .collect();
+        store.grant(&again).await.expect("grant again");
+        want.sort();
+        assert_eq!(store.rewards(&player).await.expect("rewards"), want);
+        let first = store
+            .claim_rewards(&player, Some("claim-1"))
+            .await
+            .expect("claim");
+        assert_eq!(first, want);
+        // The repeated id answers from the stored (cjson-encoded) answer.
+        let repeat = store
+            .claim_rewards(&player, Some("claim-1"))
+            .await
+            .expect("repeat");
+        assert_eq!(repeat, want);
+        assert!(store.rewards(&player).await.expect("rewards").is_empty());
+        // A claimed source is never granted again.
+        store.grant(&grants).await.expect("grant claimed");
+        assert!(store.rewards(&player).await.expect("rewards").is_empty());
+        // An empty claim id is an id like any other (as in MemoryStore).
+        let late = vec![(player.clone(), "late".to_owned(), "x".to_owned())];
+        store.grant(&late).await.expect("grant late");
+        let empty_id = store.claim_rewards(&player, Some("")).await.expect("claim");
+        assert_eq!(empty_id, vec![("late".to_owned(), "x".to_owned())]);
+        let empty_again = store.claim_rewards(&player, Some("")).await.expect("again");
+        assert_eq!(empty_again, empty_id);
+        // An id that claimed nothing remembers nothing, and stays nothing.
+        assert!(
+            store
+                .claim_rewards(&player, Some("none"))
+                .await
+                .expect("c")
+                .is_empty()
+        );
+        store
+            .grant(&[(player.clone(), "later".to_owned(), "y".to_owned())])
+            .await
+            .expect("grant");
+        assert!(
+            store
+                .claim_rewards(&player, Some("none"))
+                .await
+                .expect("c")
+                .is_empty()
+        );
+        assert_eq!(
+            store.claim_rewards(&player, None).await.expect("claim"),
+            vec![("later".to_owned(), "y".to_owned())]
+        );
+        assert!(
+            store
+                .claim_rewards(&player, None)
+                .await
+                .expect("c")
+                .is_empty()
+        );
+        // Nothing at all to grant costs nothing and does nothing.
+        store.grant(&[]).await.expect("empty grant");
+    }
+}
+
+/// Recording the outcomes of a bracket of 10,000 players (the largest
+/// `brackets.size` a season allows: 20,001 script arguments, far beyond what Lua's
+/// `unpack` takes at once) records every outcome, once; and the closed keys carry the
+/// retention TTL, except the lease, which keeps its own short one.
+#[tokio::test]
+async fn record_outcomes_of_ten_thousand_players_and_their_ttls() {
+    let keys = Keys::new(&unique_prefix("big"), "s");
+    let bracket = keys.bracket(1, "bronze", 1);
+    let store = redis_store().await;
+    let mut con = raw_connection().await;
+    store
+        .enter(&bracket, "p00000", Some("{\"name\":\"zero\"}"))
+        .await
+        .expect("enter");
+    assert_eq!(
+        store
+            .claim_bracket(&bracket, "me", 15_000)
+            .await
+            .expect("claim"),
+        leaguekit::store::BracketClaim::Mine
+    );
+    let outcomes: Vec<(String, String)> = (0..10_000)
+        .map(|i| (format!("p{i:05}"), format!("{i}|stay|bronze|")))
+        .collect();
+    let week = 7 * 86_400;
+    store
+        .record_outcomes(&bracket, &outcomes, week)
+        .await
+        .expect("record");
+    let mut got = store.outcomes(&bracket).await.expect("outcomes");
+    got.sort();
+    assert_eq!(got, outcomes);
+    assert_eq!(
+        store.outcome(&bracket, "p09999").await.expect("outcome"),
+        Some("9999|stay|bronze|".to_owned())
+    );
+    // Recorded once: a second recording (another process, a retry) changes nothing.
+    let other: Vec<(String, String)> = vec![("p00001".into(), "changed".into())];
+    store
+        .record_outcomes(&bracket, &other, week)
+        .await
+        .expect("record again");
+    assert_eq!(
+        store.outcome(&bracket, "p00001").await.expect("outcome"),
+        Some("1|stay|bronze|".to_owned())
+    );
+    for key in [
+        &bracket.board,
+        &bracket.profiles,
+        &bracket.meta,
+        &bracket.outcomes,
+    ] {
+        let ttl = pttl(&mut con, key).await;
+        assert!(
+            (week as i64 - 60) * 1000 < ttl && ttl <= week as i64 * 1000,
+            "{key}: {ttl} ms"
+        );
+    }
+    // A holder killed here must not block the bracket for the whole retention.
+    let lease = pttl(&mut con, &bracket.lease).await;
+    assert!(0 < lease && lease <= 15_000, "lease {lease} ms");
+    store
+        .finish_bracket(&bracket, "tally")
+        .await
+        .expect("finish");
+    assert_eq!(pttl(&mut con, &bracket.lease).await, -2, "lease released");
+    assert!(pttl(&mut con, &bracket.meta).await > 0, "done kept the TTL");
+    assert_eq!(
+        store
+            .claim_bracket(&bracket, "other", 15_000)
+            .await
+            .expect("claim"),
+        leaguekit::store::BracketClaim::Done("tally".to_owned())
+    );
+
+    // The period's keys: the closed marker, the counters and the assignments.
+    let period = keys.period(1);
+    store
+        .join(&period, "p00000", "bronze", 100)
+        .await
+        .expect("join");
+    store.begin_close(&period).await.expect("begin close");
+    store
+        .finish_period(&period, "{}", week)
+        .await
+        .expect("finish period");
+    for key in [&period.meta, &period.joins, &period.assign] {
+        let ttl = pttl(&mut con, key).await;
+        assert!(
+            (week as i64 - 60) * 1000 < ttl && ttl <= week as i64 * 1000,
+            "{key}: {ttl} ms"
+        );
+    }
+}
+
+/// A claim with a claim id whose reply timed out is retried and answers the stored
+/// grants; without a claim id it is not retried, because the first attempt may have
+/// claimed everything (as here) and a retry would answer "nothing".
+#[tokio::test]
+async fn claims_are_retried_only_with_a_claim_id() {
+    let server = RedisServer::start(&[]);
+    let options = RedisOptions::default()
+        .with_response_timeout(Duration::from_millis(400))
+        .with_retry_delay(Duration::from_millis(50))
+        .with_command_attempts(3);
+    let store = RedisStore::connect(&server.url(), options)
+        .await
+        .expect("connect");
+    let keys = Keys::new(&unique_prefix("claimretry"), "s");
+    let (a, b) = (keys.player("a"), keys.player("b"));
+    let grants = vec![
+        (a.clone(), "1/gold/1".to_owned(), "gems:100".to_owned()),
+        (b.clone(), "1/gold/1".to_owned(), "gems:50".to_owned()),
+    ];
+    store.grant(&grants).await.expect("grant");
+
+    pause(&server, 600);
+    let began = Instant::now();
+    let claimed = store
+        .claim_rewards(&a, Some("c1"))
+        .await
+        .expect("retried claim");
+    assert!(
+        began.elapsed() >= Duration::from_millis(400),
+        "no timeout happened: {:?}",
+        began.elapsed()
+    );
+    assert_eq!(
+        claimed,
+        vec![("1/gold/1".to_owned(), "gems:100".to_owned())]
+    );
+
+    pause(&server, 600);
+    let began = Instant::now();
+    let err = store.claim_rewards(&b, None).await.expect_err("timed out");
+    assert!(
+        began.elapsed() < Duration::from_millis(550),
+        "retried: {err}"
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The paused claim ran once: the reward is claimed, and was not granted twice.
+    assert!(store.rewards(&b).await.expect("rewards").is_empty());
+    assert!(
+        store
+            .claim_rewards(&b, None)
+            .await
+            .expect("claim")
+            .is_empty()
+    );
+}
+
+/// Every rollover script declares keys of one slot: a whole rollover, the player
+/// state with its previous placement, rewards and claims all run on a cluster node.
+#[tokio::test]
+async fn rollover_runs_on_a_cluster_node() {
+    let node = cluster_node();
+    let store = RedisStore::connect(&node.url(), RedisOptions::default())
+        .await
+        .expect("connect to the cluster node");
+    let s = season(
+        &unique_prefix("clusterroll"),
+        "increment",
+        "1s",
+        2,
+        Some(1_000_000),
+    );
+    let keys = s.keys();
+    let league = League::new(s.clone(), store.clone());
+    for (i, player) in ["a{1}", "b:2", "c 3", "d}4", "e"].iter().enumerate() {
+        league
+            .submit(player, 10 + i as i64, opts_at(at_tick(&s, 10)))
+            .await
+            .expect("submit");
+    }
+    // Periods 1 and 2 have ended two days after the start.
+    let report = league
+        .rollover(
+            Some(start() + chrono::Duration::days(2)),
+            leaguekit::RolloverOptions::default(),
+        )
+        .await
+        .expect("rollover");
+    assert_eq!(report.closed.len(), 2);
+    assert_eq!(store.closed_through(&keys.season()).await.expect("mark"), 2);
+    store
+        .set_closed_through(&keys.season(), 1)
+        .await
+        .expect("never lowered");
+    assert_eq!(store.closed_through(&keys.season()).await.expect("mark"), 2);
+    assert!(
+        store
+            .period_summary(&keys.period(1))
+            .await
+            .expect("summary")
+            .is_some()
+    );
+    let mut outcomes = 0;
+    for b in 1..=3 {
+        outcomes += store
+            .outcomes(&keys.bracket(1, "bronze", b))
+            .await
+            .expect("outcomes")
+            .len();
+    }
+    assert_eq!(outcomes, 5);
+    // Joining a frozen bracket is refused.
+    let frozen = store
+        .enter(&keys.bracket(1, "bronze", 1), "late", None)
+        .await;
+    assert!(
+        matches!(frozen, Err(StoreError::PeriodClosed)),
+        "{frozen:?}"
+    );
+    // Player keys: state with its previous placement, rewards and claims.
+    let player = keys.player("a{1}");
+    store
+        .record_state(&player, &leaguekit::store::PlayerState::new(7, "gold", 3))
+        .await
+        .expect("record state");
+    let state = store
+        .player_state(&player)
+        .await
+        .expect("state")
+        .expect("stored");
+    assert_eq!(
+        (state.period, state.tier.as_str(), state.bracket),
+        (7, "gold", 3)
+    );
+    assert!(state.previous.is_some(), "{state:?}");
+    store
+        .grant(&[(player.clone(), "x/y".into(), "g".into())])
+        .await
+        .expect("grant");
+    store.rewards(&player).await.expect("rewards");
+    store
+        .claim_rewards(&player, Some("id"))
+        .await
+        .expect("claim with id");
+    store
+        .claim_rewards(&player, Some("id"))
+        .await
+        .expect("repeated claim");
+    store.claim_rewards(&player, None).await.expect("claim");
+}
+
+/// The rollover replies parse to the same answers over RESP3 (where a Lua `false`
+/// arrives as a boolean) as over RESP2.
+#[tokio::test]
+async fn rollover_replies_are_the_same_over_resp3() {
+    let url = redis_url();
+    let resp3_url = if url.contains('?') {
+        format!("{url}&protocol=resp3")
+    } else {
+        format!("{url}?protocol=resp3")
+    };
+    let resp3 = RedisStore::connect(&resp3_url, RedisOptions::default())
+        .await
+        .expect("connect with RESP3");
+    let mut results = Vec::new();
+    for store in [redis_store().await, resp3] {
+        let keys = Keys::new(&unique_prefix("resp3roll"), "s");
+        let period = keys.period(1);
+        let bracket = keys.bracket(1, "bronze", 1);
+        let mut log = Vec::new();
+        log.push(format!("{:?}", store.closed_through(&keys.season()).await));
+        for p in ["x", "y"] {
+            store.join(&period, p, "bronze", 10).await.expect("join");
+            store.enter(&bracket, p, None).await.expect("enter");
+        }
+        log.push(format!("{:?}", store.period_summary(&period).await));
+        log.push(format!("{:?}", store.begin_close(&period).await));
+        log.push(format!(
+            "{:?}",
+            store.claim_bracket(&bracket, "o", 1000).await
+        ));
+        log.push(format!(
+            "{:?}",
+            store.claim_bracket(&bracket, "p", 1000).await
+        ));
+        log.push(format!("{:?}", store.freeze(&bracket).await));
+        let outcomes = vec![
+            ("x".to_owned(), "o1".to_owned()),
+            ("y".to_owned(), "o2".to_owned()),
+        ];
+        store
+            .record_outcomes(&bracket, &outcomes, 3600)
+            .await
+            .expect("record");
+        let mut all = store.outcomes(&bracket).await.expect("outcomes");
+        all.sort();
+        log.push(format!("{all:?}"));
+        log.push(format!("{:?}", store.outcome(&bracket, "x").await));
+        log.push(format!("{:?}", store.outcome(&bracket, "nobody").await));
+        store.finish_bracket(&bracket, "t").await.expect("finish");
+        log.push(format!(
+            "{:?}",
+            store.claim_bracket(&bracket, "o", 1000).await
+        ));
+        store
+            .finish_period(&period, "sum", 3600)
+            .await
+            .expect("finish");
+        log.push(format!("{:?}", store.begin_close(&period).await));
+        store
+            .set_closed_through(&keys.season(), 1)
+            .await
+            .expect("mark");
+        log.push(format!("{:?}", store.closed_through(&keys.season()).await));
+        let player = keys.player("x");
+        for (period, tier) in [(1, "bronze"), (2, "gold"), (1, "silver")] {
+            store
+                .record_state(
+                    &player,
+                    &leaguekit::store::PlayerState::new(period, tier, 1),
+                )
+                .await
+                .expect("state");
+        }
+        log.push(format!("{:?}", store.player_state(&player).await));
+        store
+            .grant(&[(player.clone(), "1/bronze/1".into(), "g".into())])
+            .await
+            .expect("grant");
+        log.push(format!("{:?}", store.rewards(&player).await));
+        log.push(format!(
+            "{:?}",
+            store.claim_rewards(&player, Some("c")).await
+        ));
+        log.push(format!(
+            "{:?}",
+            store.claim_rewards(&player, Some("c")).await
+        ));
+        results.push(log);
+    }
+    assert_eq!(results[0], results[1]);
+}
+
+/// A player state or a stored claim leaguekit did not write is a protocol error.
+#[tokio::test]
+async fn foreign_rollover_data_is_a_protocol_error() {
+    let keys = Keys::new(&unique_prefix("foreignroll"), "s");
+    let store = redis_store().await;
+    let mut con = raw_connection().await;
+    let player = keys.player("p");
+    let _: redis::Value = redis::cmd("HSET")
+        .arg(player.state())
+        .arg("period")
+        .arg("3")
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    let state = store
+        .record_state(&player, &leaguekit::store::PlayerState::new(4, "gold", 1))
+        .await;
+    assert!(matches!(state, Err(StoreError::Protocol(_))), "{state:?}");
+    let _: redis::Value = redis::cmd("HSET")
+        .arg(player.claims())
+        .arg("bad")
+        .arg("not json")
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    let claim = store.claim_rewards(&player, Some("bad")).await;
+    assert!(matches!(claim, Err(StoreError::Protocol(_))), "{claim:?}");
 }
