@@ -761,19 +761,24 @@ async fn update_many_costs_one_round_trip_not_one_per_update() {
     assert!(batch < rtt * 12, "batch {batch:?} vs round trip {rtt:?}");
 }
 
-/// With RESP3 (`?protocol=resp3`) Redis sends maps, doubles and booleans where RESP2
-/// sends arrays, strings and nils; every reply still parses to the same answers.
-#[tokio::test]
-async fn resp3_connections_answer_the_same() {
+/// A store on the test server speaking RESP3 (`?protocol=resp3`).
+async fn resp3_store() -> RedisStore {
     let url = redis_url();
     let resp3_url = if url.contains('?') {
         format!("{url}&protocol=resp3")
     } else {
         format!("{url}?protocol=resp3")
     };
-    let resp3 = RedisStore::connect(&resp3_url, RedisOptions::default())
+    RedisStore::connect(&resp3_url, RedisOptions::default())
         .await
-        .expect("connect with RESP3");
+        .expect("connect with RESP3")
+}
+
+/// With RESP3 (`?protocol=resp3`) Redis sends maps, doubles and booleans where RESP2
+/// sends arrays, strings and nils; every reply still parses to the same answers.
+#[tokio::test]
+async fn resp3_connections_answer_the_same() {
+    let resp3 = resp3_store().await;
     let resp2 = redis_store().await;
     let mut results = Vec::new();
     for store in [resp2, resp3] {
@@ -965,15 +970,7 @@ async fn odd_grants_round_trip_through_rewards_and_claims() {
         "null",
     ];
     let big = "g".repeat(20_000);
-    let url = redis_url();
-    let resp3_url = if url.contains('?') {
-        format!("{url}&protocol=resp3")
-    } else {
-        format!("{url}?protocol=resp3")
-    };
-    let resp3 = RedisStore::connect(&resp3_url, RedisOptions::default())
-        .await
-        .expect("connect with RESP3");
+    let resp3 = resp3_store().await;
     for store in [redis_store().await, resp3] {
         let keys = Keys::new(&unique_prefix("odd"), "s");
         let player = keys.player("p");
@@ -1302,15 +1299,7 @@ async fn rollover_runs_on_a_cluster_node() {
 /// arrives as a boolean) as over RESP2.
 #[tokio::test]
 async fn rollover_replies_are_the_same_over_resp3() {
-    let url = redis_url();
-    let resp3_url = if url.contains('?') {
-        format!("{url}&protocol=resp3")
-    } else {
-        format!("{url}?protocol=resp3")
-    };
-    let resp3 = RedisStore::connect(&resp3_url, RedisOptions::default())
-        .await
-        .expect("connect with RESP3");
+    let resp3 = resp3_store().await;
     let mut results = Vec::new();
     for store in [redis_store().await, resp3] {
         let keys = Keys::new(&unique_prefix("resp3roll"), "s");
