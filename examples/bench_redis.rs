@@ -140,7 +140,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let items: Vec<BatchItem> = ids.iter().map(|p| BatchItem::new(p.clone(), 3)).collect();
     let t = Instant::now();
     for chunk in items.chunks(1000) {
-        league.submit_many(chunk).await?;
+        for r in league.submit_many(chunk).await {
+            r?;
+        }
     }
     let batch = t.elapsed();
     let t = Instant::now();

@@ -1,14 +1,27 @@
 -- begin_close.lua: start closing a period. From here on joins into it are refused
 -- (join.lua checks "closing"), so its brackets cannot grow while they are closed.
+-- Nothing closes before its time by the league clock: until then, nothing is written.
 --
 -- KEYS[1]  period meta (hash: "closing", "closed" = summary)
 -- KEYS[2]  period join counters (hash: tier -> players joined)
+-- ARGV[1]  the league clock, unix ms; "" to read this server's clock (TIME)
+-- ARGV[2]  when the period may be closed (its end plus the allowed skew), unix ms
 --
--- Reply: {summary or false, tier1, n1, tier2, n2, ...}
+-- Reply: {"ok", summary or false, tier1, n1, tier2, n2, ...} | {"not_yet", ms to wait}
 
+local now
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+if now < tonumber(ARGV[2]) then
+  return {'not_yet', string.format('%.0f', tonumber(ARGV[2]) - now)}
+end
 redis.call('HSET', KEYS[1], 'closing', '1')
 local summary = redis.call('HGET', KEYS[1], 'closed')
-local reply = {summary}
+local reply = {'ok', summary}
 local joins = redis.call('HGETALL', KEYS[2])
 for i = 1, #joins do
   reply[#reply + 1] = joins[i]

@@ -1,15 +1,22 @@
 -- cache_profile.lua: refresh the cached profile copy in a bracket, but only for a
--- player who is on that bracket's board (so a stale bracket never gains an entry).
+-- player who is on that bracket's board (so a stale bracket never gains an entry),
+-- and only with a newer version (so concurrent edits settle on the newest).
 --
 -- KEYS[1]  bracket board (zset: player -> minus the packed score)
--- KEYS[2]  bracket profile cache (hash: player -> profile JSON)
+-- KEYS[2]  bracket profile cache (hash: player -> "version json")
 -- ARGV[1]  player id
--- ARGV[2]  the whole profile as JSON
+-- ARGV[2]  the profile's version
+-- ARGV[3]  the whole profile as JSON
 --
 -- Reply: 1 if the cache was written, else 0.
 
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-  return 1
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  return 0
 end
-return 0
+local cached = redis.call('HGET', KEYS[2], ARGV[1])
+local version = cached and tonumber(string.match(cached, '^(%d+) '))
+if version and version >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ' ' .. ARGV[3])
+return 1

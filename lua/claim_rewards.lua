@@ -1,11 +1,14 @@
 -- claim_rewards.lua: claim every pending reward of a player atomically. With a
--- claim id, the answer is stored, and a repeated claim with that id returns it
--- again and claims nothing new.
+-- claim id, the answer is stored (with the period it was given in, so that
+-- record_state.lua can trim old answers), and a repeated claim with that id returns
+-- it again and claims nothing new.
 --
 -- KEYS[1]  rewards (hash: source -> "p|grant" pending or "c|grant" claimed)
--- KEYS[2]  claims (hash: claim id -> the answer, cjson-encoded)
+-- KEYS[2]  claims (hash: claim id -> "period|answer", the answer cjson-encoded)
 -- ARGV[1]  "1" if a claim id is given, else "0"
 -- ARGV[2]  the claim id (any string, "" included; ignored when ARGV[1] is "0")
+-- ARGV[3]  the current period
+-- ARGV[4]  seconds the keys live at least
 --
 -- Reply: {source1, grant1, source2, grant2, ...} for a new claim; for a repeated
 -- claim id, the stored answer as it was stored (a JSON string of the same flat list),
@@ -16,7 +19,8 @@ local with_id = ARGV[1] == '1'
 if with_id then
   local seen = redis.call('HGET', KEYS[2], ARGV[2])
   if seen then
-    return seen
+    -- "period|answer"; answers stored by older versions have no period.
+    return string.match(seen, '^%d+|(.*)$') or seen
   end
 end
 local all = redis.call('HGETALL', KEYS[1])
@@ -36,6 +40,12 @@ if with_id then
   if #answer > 0 then
     encoded = cjson.encode(answer)
   end
-  redis.call('HSET', KEYS[2], ARGV[2], encoded)
+  redis.call('HSET', KEYS[2], ARGV[2], ARGV[3] .. '|' .. encoded)
+end
+local ttl = tonumber(ARGV[4])
+for i = 1, 2 do
+  if redis.call('EXISTS', KEYS[i]) == 1 and redis.call('TTL', KEYS[i]) < ttl then
+    redis.call('EXPIRE', KEYS[i], ARGV[4])
+  end
 end
 return answer

@@ -1,5 +1,5 @@
 -- update.lua: apply one score update to a bracket board, with the idempotency
--- check and record in the same atomic step.
+-- check and record and the league clock's rules in the same atomic step.
 --
 -- This is `Packing::apply` (src/score.rs) in Lua and must stay exactly equal to it;
 -- the conformance suite runs the same scenarios on both stores.
@@ -12,10 +12,11 @@
 --   * tostring() and implicit number-to-string conversion use "%.14g", which
 --     loses digits above 1e14, so every number sent to Redis or returned goes
 --     through fmt() ("%.0f", exact for integers).
+-- Times are unix milliseconds (about 1.8e12), exact as doubles.
 --
 -- KEYS[1]  bracket board (zset: player -> minus the packed score)
 -- KEYS[2]  bracket meta (hash: field "closed" marks a closed bracket)
--- KEYS[3]  idempotency key of the request id (absent when there is none)
+-- KEYS[3]  idempotency key of (player, request id) (absent when there is none)
 -- ARGV[1]  player id
 -- ARGV[2]  mode: increment | best | set
 -- ARGV[3]  value (integer; the caller clamps it to +-2^53, which changes no outcome)
@@ -25,10 +26,16 @@
 -- ARGV[6]  span (T)
 -- ARGV[7]  idempotency window in seconds (0: do not remember the request)
 -- ARGV[8]  attempt token: identifies this call across client-side retries
+-- ARGV[9]  the league clock, unix ms; "" to read this server's clock (TIME)
+-- ARGV[10] the event's time, ARGV[11] its period's start, ARGV[12] when the period
+--          stops accepting events (end + skew), ARGV[13] the allowed skew (all ms)
 --
 -- Reply (all strings):
---   {"closed", "0", "0"}
 --   {"duplicate", packed, rank, token}   the first answer to this request id
+--   {"future", ms ahead, now}            the event is beyond now + skew
+--   {"not_yet", ms to wait}              the period has not started
+--   {"closed", "0", "0"}                 the bracket or period is closed
+--   {"not_placed"}                       the player is not on this board
 --   {"out_of_range", current packed, "0"}
 --   {"applied", packed, rank}
 --   {"malformed", what}                  data this script did not write
@@ -45,10 +52,8 @@ local function neg(x)
   return fmt(-x)
 end
 
-if redis.call('HEXISTS', KEYS[2], 'closed') == 1 then
-  return {'closed', '0', '0'}
-end
-
+-- The idempotency record first: a retry is answered as the first time was, even
+-- once the period has closed.
 local rq = KEYS[3]
 if rq then
   local seen = redis.call('GET', rq)
@@ -61,6 +66,29 @@ if rq then
   end
 end
 
+local now
+if ARGV[9] ~= '' then
+  now = tonumber(ARGV[9])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local at = tonumber(ARGV[10])
+if at > now + tonumber(ARGV[13]) then
+  return {'future', fmt(at - now), fmt(now)}
+end
+local start = tonumber(ARGV[11])
+if now < start then
+  return {'not_yet', fmt(start - now)}
+end
+if now >= tonumber(ARGV[12]) then
+  return {'closed', '0', '0'}
+end
+
+if redis.call('HEXISTS', KEYS[2], 'closed') == 1 then
+  return {'closed', '0', '0'}
+end
+
 local player = ARGV[1]
 local mode = ARGV[2]
 local value = tonumber(ARGV[3])
@@ -68,15 +96,18 @@ local tick = tonumber(ARGV[4])
 local max = tonumber(ARGV[5])
 local span = tonumber(ARGV[6])
 
+-- Only a join puts a player on a board: an update for a player who is not there
+-- comes from a stale placement (or a server that lost its data), and must not grow
+-- the board past its size or create a board the rollover never finds.
 local raw = redis.call('ZSCORE', KEYS[1], player)
-local packed = 0
-if raw then
-  -- 0 - x rather than -x, so a stored 0 gives +0.
-  packed = 0 - tonumber(raw)
-  if packed ~= packed or packed < 0 or packed > 9007199254740992
-      or packed ~= math.floor(packed) then
-    return {'malformed', 'score ' .. raw .. ' of ' .. player .. ' in ' .. KEYS[1]}
-  end
+if not raw then
+  return {'not_placed'}
+end
+-- 0 - x rather than -x, so a stored 0 gives +0.
+local packed = 0 - tonumber(raw)
+if packed ~= packed or packed < 0 or packed > 9007199254740992
+    or packed ~= math.floor(packed) then
+  return {'malformed', 'score ' .. raw .. ' of ' .. player .. ' in ' .. KEYS[1]}
 end
 
 if max < 0 then
@@ -84,18 +115,14 @@ if max < 0 then
 end
 
 -- unpack: score = floor(packed / span), rev = packed mod span (exactly).
-local score = 0
-local rev = 0
-if raw then
-  score = math.floor(packed / span)
-  rev = packed - score * span
-  if rev < 0 then
-    score = score - 1
-    rev = rev + span
-  elseif rev >= span then
-    score = score + 1
-    rev = rev - span
-  end
+local score = math.floor(packed / span)
+local rev = packed - score * span
+if rev < 0 then
+  score = score - 1
+  rev = rev + span
+elseif rev >= span then
+  score = score + 1
+  rev = rev - span
 end
 
 local result

@@ -6,7 +6,8 @@
 //! Optional, with defaults: `[brackets]` (size 100, join `on_first_score`), the rest of
 //! `[scoring]` (mode `increment`, time_resolution `1s`, idempotency_window `24h`),
 //! `[profiles]` (no fields, 512 bytes), `[idle]` (policy `stay`), `[retention]`
-//! (4 periods) and `[simulation]` ([`SimulationConfig::default`]).
+//! (4 periods, player data 180 days), `[clock]` (max_skew 5 s) and `[simulation]`
+//! ([`SimulationConfig::default`]).
 //!
 //! Parsing is in two steps: serde reads the file into raw structs that deny unknown keys
 //! and keep the byte span of every value whose meaning is checked afterwards; the checks
@@ -51,8 +52,10 @@ pub struct Season {
     pub tiers: Vec<Tier>,
     /// What happens to players who do not play.
     pub idle: Idle,
-    /// How long closed periods stay readable.
+    /// How long closed periods and players' data stay.
     pub retention: Retention,
+    /// How the league treats the clocks of the processes that write to it.
+    pub clock: ClockRules,
     /// The period calendar built from `schedule`.
     pub calendar: Calendar,
     /// The exact packing for `scoring` and the calendar's longest period.
@@ -219,6 +222,31 @@ pub struct Idle {
 pub struct Retention {
     /// Closed periods stay readable this many periods after they close.
     pub periods: u32,
+    /// A player's own records (league state, profile, rewards, claims) are deleted this
+    /// long after the end of the last period they were placed in; every placement
+    /// starts the count again. A player who comes back later starts as a new player.
+    pub player_ttl: Duration,
+}
+
+/// `[clock]`: the league's one clock and how far game servers' clocks may stray.
+///
+/// Whether a period has started or ended is decided by one clock that every process
+/// shares: Redis's own clock (`TIME`) on Redis, the store's clock in the embedded store
+/// (or the clock a league was built with, see `League::with_clock`). Event times come
+/// from game servers, whose clocks disagree by seconds, so:
+///
+/// - an event time more than `max_skew` ahead of the league clock is refused;
+/// - an event for a period that has not started by the league clock is refused as
+///   "too early" (retry after the boundary), so a fast clock never closes anything;
+/// - a period accepts events until `max_skew` after its end by the league clock (a
+///   slow clock's last events still count) and is closed from then on, whether or not
+///   the rollover has run yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClockRules {
+    /// How far an event time may be ahead of the league clock, and how long after its
+    /// end a period still accepts events (default 5 s, at most 10 min).
+    pub max_skew: Duration,
 }
 
 /// `[simulation]`: parameters for the designer's population simulator.
@@ -267,7 +295,18 @@ impl Default for Idle {
 
 impl Default for Retention {
     fn default() -> Self {
-        Retention { periods: 4 }
+        Retention {
+            periods: 4,
+            player_ttl: Duration::from_secs(180 * 86_400),
+        }
+    }
+}
+
+impl Default for ClockRules {
+    fn default() -> Self {
+        ClockRules {
+            max_skew: Duration::from_secs(5),
+        }
     }
 }
 
@@ -407,12 +446,23 @@ impl Season {
             },
             None => Idle::default(),
         };
-        let retention = match raw.retention.as_ref().and_then(|r| r.periods.as_ref()) {
-            Some(p) => Retention {
-                periods: src.int_in(p, "retention.periods", 1, 520)? as u32,
-            },
-            None => Retention::default(),
-        };
+        let mut retention = Retention::default();
+        if let Some(r) = &raw.retention {
+            if let Some(p) = &r.periods {
+                retention.periods = src.int_in(p, "retention.periods", 1, 520)? as u32;
+            }
+            if let Some(t) = &r.player_ttl {
+                retention.player_ttl = parse_duration(t.get_ref(), MIN_PLAYER_TTL, MAX_PLAYER_TTL)
+                    .map_err(|m| src.at(t.span(), format!("retention.player_ttl: {m}")))?;
+            }
+        }
+        let mut clock = ClockRules::default();
+        if let Some(c) = &raw.clock
+            && let Some(s) = &c.max_skew
+        {
+            clock.max_skew = parse_duration(s.get_ref(), Duration::ZERO, MAX_SKEW)
+                .map_err(|m| src.at(s.span(), format!("clock.max_skew: {m}")))?;
+        }
         let simulation = match &raw.simulation {
             Some(s) => src.simulation(s)?,
             None => SimulationConfig::default(),
@@ -428,6 +478,7 @@ impl Season {
             tiers,
             idle,
             retention,
+            clock,
             calendar,
             packing,
             simulation,
@@ -462,6 +513,7 @@ struct RawSeason {
     tiers: Spanned<Vec<Spanned<RawTier>>>,
     idle: Option<RawIdle>,
     retention: Option<RawRetention>,
+    clock: Option<RawClock>,
     simulation: Option<RawSimulation>,
 }
 
@@ -524,6 +576,13 @@ struct RawIdle {
 #[serde(deny_unknown_fields)]
 struct RawRetention {
     periods: Option<Spanned<i64>>,
+    player_ttl: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClock {
+    max_skew: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -543,6 +602,14 @@ const NAME_CHARS: &str = "A-Z, a-z, 0-9, '_' and '-'";
 
 /// Longest idempotency window: request ids are kept this long at most.
 const MAX_WINDOW: Duration = Duration::from_secs(30 * 86_400);
+
+/// Bounds of `clock.max_skew`: clocks that disagree by more than minutes are broken,
+/// and a period that stays open that long after its end delays every rollover.
+const MAX_SKEW: Duration = Duration::from_secs(600);
+
+/// Bounds of `retention.player_ttl`.
+const MIN_PLAYER_TTL: Duration = Duration::from_secs(86_400);
+const MAX_PLAYER_TTL: Duration = Duration::from_secs(3650 * 86_400);
 
 /// The text being parsed, for turning byte spans into `file:line:col` errors.
 struct Src<'a> {
@@ -1146,6 +1213,54 @@ fn parse_window(text: &str) -> Result<Duration, String> {
         return Err(format!("{text:?} is longer than 30 days; {how}"));
     }
     Ok(d)
+}
+
+/// A duration such as `0s`, `500ms`, `5s`, `15m`, `24h` or `180d`, within `min..=max`.
+fn parse_duration(text: &str, min: Duration, max: Duration) -> Result<Duration, String> {
+    let how = format!(
+        "write a whole number followed by ms, s, m, h or d (e.g. \"5s\", \"15m\", \"180d\"), \
+         from {} to {}",
+        fmt_duration(min),
+        fmt_duration(max)
+    );
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let unit_ms: u64 = match unit {
+        "ms" => 1,
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return Err(format!("{text:?} is not a duration; {how}")),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration; {how}"))?;
+    let d = n
+        .checked_mul(unit_ms)
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::MAX);
+    if d < min || d > max {
+        return Err(format!("{text:?} is out of range; {how}"));
+    }
+    Ok(d)
+}
+
+/// `5s`, `10m`, `180d`: the largest whole unit.
+fn fmt_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1000),
+    ] {
+        if ms >= size && ms.is_multiple_of(size) {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
 }
 
 /// `"N"` or `"N-M"`.

@@ -93,6 +93,54 @@ pub enum InputError {
         /// The closed period.
         period: u64,
     },
+    /// An event time further ahead of the league clock than `[clock] max_skew` allows.
+    #[error(
+        "time {at} is in the future: {ahead_ms} ms ahead of the league clock ({now}), and at \
+         most {max_skew_ms} ms is allowed ([clock] max_skew); check this server's clock \
+         (NTP) or send the current time"
+    )]
+    FutureTime {
+        /// The event's time.
+        at: DateTime<Utc>,
+        /// The league clock when the event was refused.
+        now: DateTime<Utc>,
+        /// How far ahead the event was, in milliseconds.
+        ahead_ms: u64,
+        /// The allowed skew, in milliseconds.
+        max_skew_ms: u64,
+    },
+    /// The event's period has not started by the league clock (the sender's clock is
+    /// a little fast). Nothing was written; retry after `retry_after_ms`.
+    #[error(
+        "period {period} has not started by the league clock: it starts at {starts}, in \
+         {retry_after_ms} ms; retry after that (this server's clock runs ahead of the league's)"
+    )]
+    NotStarted {
+        /// The period the event's time falls in.
+        period: u64,
+        /// When it starts.
+        starts: DateTime<Utc>,
+        /// How long until it starts, in milliseconds.
+        retry_after_ms: u64,
+    },
+    /// The player's previous period has ended but is not closed yet (it accepts late
+    /// events until `[clock] max_skew` after its end), and their tier for the new
+    /// period depends on its outcome. Nothing was written; retry after `retry_after_ms`.
+    #[error(
+        "player {player:?} cannot be placed yet: their previous period {period} closes at \
+         {closes} by the league clock (in {retry_after_ms} ms) and decides their tier; retry \
+         after that"
+    )]
+    StillClosing {
+        /// The player.
+        player: String,
+        /// The previous period.
+        period: u64,
+        /// When it closes.
+        closes: DateTime<Utc>,
+        /// How long until then, in milliseconds.
+        retry_after_ms: u64,
+    },
     /// The player is not placed in a bracket this period and the season needs an explicit join.
     #[error(
         "player {player:?} has not joined period {period}; call join first (the season uses join = \"explicit\")"
@@ -153,7 +201,7 @@ pub enum InputError {
 }
 
 /// A failure of the store itself (not of the caller's input).
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
     /// Redis returned an error or the connection failed.
@@ -162,11 +210,66 @@ pub enum StoreError {
     /// The period is being closed or is closed; nothing was written.
     #[error("period is closed")]
     PeriodClosed,
+    /// The operation's time is ahead of the store's clock: the event by more than the
+    /// allowed skew (`ahead_ms`), or a period has not started or may not be closed yet
+    /// (`wait_ms`). Nothing was written.
+    #[error("too early by the store's clock: {0:?}")]
+    Time(TimeRefusal),
+    /// The store failed after a write may have been applied: nobody knows whether it
+    /// was. Resend it only if it carries a request id (then a resend is recognised).
+    #[error(
+        "the outcome of {op} is unknown: the store failed after it may have been applied \
+         ({source}); resend it only with the same request id, which makes a resend safe"
+    )]
+    Unknown {
+        /// The operation.
+        op: &'static str,
+        /// What failed.
+        #[source]
+        source: redis::RedisError,
+    },
     /// The store answered something this version of leaguekit does not understand.
     #[error(
         "unexpected reply from the store: {0}; is another version of leaguekit writing under the same key_prefix?"
     )]
     Protocol(String),
+}
+
+/// Why a store refused an operation on the grounds of its clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TimeRefusal {
+    /// The event time is this many milliseconds beyond the clock plus the allowed skew.
+    Future {
+        /// Milliseconds ahead of the store's clock (not of clock + skew).
+        ahead_ms: u64,
+        /// The store's clock, unix milliseconds.
+        now_ms: i64,
+    },
+    /// The period starts, or may be closed, this many milliseconds from now.
+    NotYet {
+        /// Milliseconds to wait.
+        wait_ms: u64,
+    },
+}
+
+impl Error {
+    /// How long to wait before the same call may succeed, when the refusal was only a
+    /// matter of time (a period not started yet, a previous period still closing).
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            Error::Input(InputError::NotStarted { retry_after_ms, .. })
+            | Error::Input(InputError::StillClosing { retry_after_ms, .. }) => {
+                Some(std::time::Duration::from_millis(*retry_after_ms))
+            }
+            _ => None,
+        }
+    }
+
+    /// True when a write may or may not have been applied (see [`StoreError::Unknown`]).
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Error::Store(StoreError::Unknown { .. }))
+    }
 }
 
 /// What to do about a Redis error, when there is something to do.

@@ -6,9 +6,9 @@
 //!
 //! | group | tag | keys |
 //! |---|---|---|
-//! | season | `{season}` | `meta` (hash: rollover progress) |
+//! | season | `{season}` | `meta` (hash: rollover progress), `blocked` (hash: grants that failed) |
 //! | period | `{season/pN}` | `joins` (hash tier → players joined), `assign` (hash player → `tier:bracket`), `meta` |
-//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash), `out` (hash: outcomes), `lease`, `rq:<id>` (idempotency) |
+//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash), `out` (hash: outcomes), `lease`, `rq:<player>:<id>` (idempotency) |
 //! | player | `{season/u/<player>}` | `profile` (hash), `state` (hash), `rewards` (hash), `claims` (hash) |
 //!
 //! Player and request ids are escaped (`%XX` for `%`, `{`, `}`, `:`, `/`, space and
@@ -64,6 +64,7 @@ impl Keys {
         let base = format!("{}:{{{}}}", self.prefix, self.season);
         SeasonKeys {
             meta: format!("{base}:meta"),
+            blocked: format!("{base}:blocked"),
             base,
         }
     }
@@ -111,6 +112,8 @@ pub struct SeasonKeys {
     pub base: String,
     /// Hash: season-level progress (`closed_through`: the last period closed).
     pub meta: String,
+    /// Hash: `source|player` → a grant that failed and is retried by every rollover.
+    pub blocked: String,
 }
 
 /// The keys of one period (one hash slot).
@@ -146,9 +149,10 @@ pub struct BracketKeys {
 }
 
 impl BracketKeys {
-    /// The idempotency key of one request id in this bracket.
-    pub fn request(&self, request_id: &str) -> String {
-        format!("{}:rq:{}", self.base, escape(request_id))
+    /// The idempotency key of one player's request id in this bracket. Both ids are
+    /// escaped (`:` included), so `(player, request id)` pairs never share a key.
+    pub fn request(&self, player: &str, request_id: &str) -> String {
+        format!("{}:rq:{}:{}", self.base, escape(player), escape(request_id))
     }
 }
 
@@ -207,8 +211,16 @@ mod tests {
             assert!(hash_tag(&p.profile()).ends_with(&escape(id)));
             assert!(!escape(id).contains(['{', '}', ':', ' ', '/']));
             let b = k.bracket(1, "gold", 2);
-            assert_eq!(hash_tag(&b.request(id)), hash_tag(&b.board));
+            assert_eq!(hash_tag(&b.request(id, id)), hash_tag(&b.board));
         }
         assert_ne!(escape("%7D"), escape("}"));
+    }
+
+    #[test]
+    fn request_keys_are_per_player() {
+        let b = Keys::new("lk", "s").bracket(1, "gold", 2);
+        assert_ne!(b.request("ana", "m1"), b.request("bo", "m1"));
+        // A ':' in either id cannot make two pairs meet.
+        assert_ne!(b.request("a:b", "c"), b.request("a", "b:c"));
     }
 }

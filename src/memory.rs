@@ -14,7 +14,8 @@ use crate::error::StoreError;
 use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 use crate::score::Packing;
 use crate::store::{
-    BracketClaim, Joined, Page, PlayerState, RawEntry, Store, Update, UpdateReply, UpdateStatus,
+    BlockedGrant, BracketClaim, Claim, CloseCheck, Entered, Grant, JoinRequest, Joined, Judgement,
+    Now, Page, PlayerState, ProfileWrite, RawEntry, Store, Update, UpdateReply, UpdateStatus,
 };
 
 /// Hash maps keyed by ids that callers choose: foldhash is several times faster than
@@ -38,6 +39,8 @@ impl Default for MemoryStore {
 struct Data {
     /// season key → last closed period.
     seasons: HashMap<String, u64>,
+    /// season key → grants that failed, by (source, player).
+    blocked: HashMap<String, std::collections::BTreeMap<(String, String), BlockedGrant>>,
     periods: HashMap<String, PeriodData>,
     brackets: HashMap<String, BracketData>,
     players: HashMap<String, PlayerData>,
@@ -60,7 +63,8 @@ struct BracketData {
     /// tree nodes, and a rank is a binary search. Shares the ids of `scores`, so
     /// moving an entry allocates nothing.
     order: Vec<(i64, Arc<str>)>,
-    profiles: HashMap<String, String>,
+    /// player → (profile version, profile JSON).
+    profiles: HashMap<String, (u64, String)>,
     meta: HashMap<String, String>,
     /// request key → (packed, rank, expires at).
     requests: HashMap<String, (u64, u64, DateTime<Utc>)>,
@@ -73,11 +77,32 @@ struct BracketData {
 #[derive(Debug, Default)]
 struct PlayerData {
     profile: Vec<(String, String)>,
+    /// Increases with every profile write.
+    profile_version: u64,
     state: Option<PlayerState>,
     /// source → (claimed, grant).
     rewards: std::collections::BTreeMap<String, (bool, String)>,
-    /// claim id → what that claim returned.
-    claims: HashMap<String, Vec<(String, String)>>,
+    /// claim id → (period of the claim, what that claim returned).
+    claims: HashMap<String, (u64, Vec<(String, String)>)>,
+    /// When the player's records expire (unix seconds), as the Redis keys would.
+    expire_at: Option<i64>,
+}
+
+impl PlayerData {
+    fn expired(&self, now: i64) -> bool {
+        self.expire_at.is_some_and(|e| e <= now)
+    }
+
+    /// Keeps the records at least `ttl_secs` from `now` (like Redis `EXPIRE` NX, then GT).
+    fn keep_at_least(&mut self, now: i64, ttl_secs: u64) {
+        let until = now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX));
+        self.expire_at = Some(self.expire_at.map_or(until, |e| e.max(until)));
+    }
+}
+
+/// The period of a reward source `period/tier/bracket`.
+fn source_period(source: &str) -> Option<u64> {
+    source.split('/').next()?.parse().ok()
 }
 
 impl BracketData {
@@ -116,7 +141,7 @@ impl BracketData {
             .map(|(neg, player)| RawEntry {
                 player: player.to_string(),
                 packed: (-*neg) as u64,
-                profile: self.profiles.get(&**player).cloned(),
+                profile: self.profiles.get(&**player).map(|(_, json)| json.clone()),
             })
             .collect();
         Page {
@@ -127,13 +152,13 @@ impl BracketData {
     }
 
     fn update(&mut self, update: &Update<'_>, now: DateTime<Utc>) -> UpdateReply {
-        if self.meta.contains_key("closed") {
-            return UpdateReply {
-                status: UpdateStatus::Closed,
-                packed: 0,
-                rank: 0,
-            };
-        }
+        let refused = |status| UpdateReply {
+            status,
+            packed: 0,
+            rank: 0,
+        };
+        // The idempotency record first: a retry is answered as the first time was,
+        // even once the period has closed.
         if let Some((key, _)) = &update.request
             && let Some((packed, rank, expires)) = self.requests.get(key)
             && *expires > now
@@ -144,21 +169,35 @@ impl BracketData {
                 rank: *rank,
             };
         }
-        let current = self.scores.get(update.player).copied();
+        let now_ms = match update.time.now {
+            Now::At(ms) => ms,
+            Now::Store => now.timestamp_millis(),
+        };
+        match update.time.judge(now_ms) {
+            Ok(()) => {}
+            Err(Judgement::Refused(why)) => return refused(UpdateStatus::Refused(why)),
+            Err(Judgement::Closed) => return refused(UpdateStatus::Closed),
+        }
+        if self.meta.contains_key("closed") {
+            return refused(UpdateStatus::Closed);
+        }
+        let Some(current) = self.scores.get(update.player).copied() else {
+            // Only a join puts a player on a board: an update for a player who is not
+            // there comes from a stale placement (or a store that lost its data).
+            return refused(UpdateStatus::NotPlaced);
+        };
         // The store trusts the engine's validated season limits.
         let packing = match Packing::new(update.max_score, update.span.saturating_sub(1)) {
             Ok(p) => p,
             Err(_) => {
                 return UpdateReply {
-                    status: UpdateStatus::OutOfRange {
-                        current: current.unwrap_or(0),
-                    },
-                    packed: current.unwrap_or(0),
+                    status: UpdateStatus::OutOfRange { current },
+                    packed: current,
                     rank: 0,
                 };
             }
         };
-        match packing.apply(update.mode, current, update.value, update.tick) {
+        match packing.apply(update.mode, Some(current), update.value, update.tick) {
             Ok(packed) => {
                 self.put(update.player, packed);
                 let rank = self.rank(update.player, packed);
@@ -174,10 +213,8 @@ impl BracketData {
                 }
             }
             Err(_) => UpdateReply {
-                status: UpdateStatus::OutOfRange {
-                    current: current.unwrap_or(0),
-                },
-                packed: current.unwrap_or(0),
+                status: UpdateStatus::OutOfRange { current },
+                packed: current,
                 rank: 0,
             },
         }
@@ -190,11 +227,44 @@ impl MemoryStore {
         Self::with_clock(Arc::new(SystemClock))
     }
 
-    /// An empty store whose idempotency windows follow `clock`.
+    /// An empty store whose clock is `clock`: the league clock of leagues built on it
+    /// (unless they bring their own), idempotency windows and expiries.
     pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
         Self {
             inner: Arc::new(Mutex::new(Data::default())),
             clock,
+        }
+    }
+
+    /// What the store holds, for operators and for tests of expiry.
+    pub fn footprint(&self) -> Footprint {
+        let now = self.clock.now().timestamp();
+        let data = self.data();
+        let live = data.players.values().filter(|p| !p.expired(now));
+        let (mut players, mut rewards, mut claims) = (0, 0, 0);
+        for p in live {
+            players += 1;
+            rewards += p.rewards.len() as u64;
+            claims += p.claims.len() as u64;
+        }
+        Footprint {
+            periods: data.periods.len() as u64,
+            brackets: data.brackets.len() as u64,
+            players,
+            rewards,
+            claims,
+            requests: data
+                .brackets
+                .values()
+                .map(|b| b.requests.len() as u64)
+                .sum(),
+        }
+    }
+
+    fn now_ms(&self, now: Now) -> i64 {
+        match now {
+            Now::At(ms) => ms,
+            Now::Store => self.clock.now().timestamp_millis(),
         }
     }
 
@@ -210,16 +280,30 @@ impl MemoryStore {
         }
     }
 
-    /// The player's data, created on first use; the key is cloned only then.
-    fn player<'a>(data: &'a mut Data, keys: &PlayerKeys) -> &'a mut PlayerData {
-        if !data.players.contains_key(&keys.base) {
-            data.players
-                .insert(keys.base.clone(), PlayerData::default());
+    /// The player's data, created on first use (or anew once expired, as Redis would
+    /// have deleted it); the key is cloned only then.
+    fn player<'a>(data: &'a mut Data, keys: &PlayerKeys, now: i64) -> &'a mut PlayerData {
+        match data.players.get(&keys.base) {
+            Some(p) if !p.expired(now) => {}
+            Some(_) => {
+                data.players.remove(&keys.base);
+                data.players
+                    .insert(keys.base.clone(), PlayerData::default());
+            }
+            None => {
+                data.players
+                    .insert(keys.base.clone(), PlayerData::default());
+            }
         }
         match data.players.get_mut(&keys.base) {
             Some(p) => p,
             None => unreachable!("inserted above"),
         }
+    }
+
+    /// The player's data if it exists and has not expired.
+    fn live_player<'a>(data: &'a Data, keys: &PlayerKeys, now: i64) -> Option<&'a PlayerData> {
+        data.players.get(&keys.base).filter(|p| !p.expired(now))
     }
 
     fn data(&self) -> MutexGuard<'_, Data> {
@@ -229,14 +313,47 @@ impl MemoryStore {
     }
 }
 
+/// Counts of what a [`MemoryStore`] holds (see [`MemoryStore::footprint`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Footprint {
+    /// Periods with data.
+    pub periods: u64,
+    /// Brackets with data.
+    pub brackets: u64,
+    /// Players whose records have not expired.
+    pub players: u64,
+    /// Reward entries (pending and claimed) of those players.
+    pub rewards: u64,
+    /// Remembered claim answers of those players.
+    pub claims: u64,
+    /// Remembered request ids.
+    pub requests: u64,
+}
+
+fn time_error(why: crate::store::TimeRefusal) -> StoreError {
+    StoreError::Time(why)
+}
+
 impl Store for MemoryStore {
+    async fn now(&self) -> Result<i64, StoreError> {
+        Ok(self.clock.now().timestamp_millis())
+    }
+
+    fn now_is_free(&self) -> bool {
+        true
+    }
+
     async fn join(
         &self,
         period: &PeriodKeys,
-        player: &str,
-        tier: &str,
-        size: u32,
+        request: &JoinRequest<'_>,
     ) -> Result<Joined, StoreError> {
+        match request.time.judge(self.now_ms(request.time.now)) {
+            Ok(()) => {}
+            Err(Judgement::Refused(why)) => return Err(time_error(why)),
+            Err(Judgement::Closed) => return Err(StoreError::PeriodClosed),
+        }
         let mut data = self.data();
         if !data.periods.contains_key(&period.base) {
             data.periods
@@ -248,21 +365,37 @@ impl Store for MemoryStore {
         if p.meta.contains_key("closing") {
             return Err(StoreError::PeriodClosed);
         }
-        if let Some((tier, bracket)) = p.assign.get(player) {
-            return Ok(Joined {
-                tier: tier.clone(),
-                bracket: *bracket,
-                new: false,
-            });
+        let size = u64::from(request.size.max(1));
+        if let Some((tier, bracket)) = p.assign.get(request.player) {
+            match request.replace_full {
+                Some(full) if full == *bracket => {
+                    // The assigned bracket is full: move the counter past it, so this
+                    // and every later joiner of the tier lands in a bracket after it.
+                    let tier = tier.clone();
+                    let n = p.joins.entry(tier).or_insert(0);
+                    *n = (*n).max(u64::from(full).saturating_mul(size));
+                }
+                _ => {
+                    return Ok(Joined {
+                        tier: tier.clone(),
+                        bracket: *bracket,
+                        new: false,
+                    });
+                }
+            }
         }
-        let n = p.joins.entry(tier.to_owned()).or_insert(0);
+        let tier = match p.assign.get(request.player) {
+            // A reassignment keeps the tier the player was placed in.
+            Some((tier, _)) => tier.clone(),
+            None => request.tier.to_owned(),
+        };
+        let n = p.joins.entry(tier.clone()).or_insert(0);
         *n += 1;
-        let size = u64::from(size.max(1));
         let bracket = u32::try_from(n.div_ceil(size)).unwrap_or(u32::MAX);
         p.assign
-            .insert(player.to_owned(), (tier.to_owned(), bracket));
+            .insert(request.player.to_owned(), (tier.clone(), bracket));
         Ok(Joined {
-            tier: tier.to_owned(),
+            tier,
             bracket,
             new: true,
         })
@@ -284,20 +417,29 @@ impl Store for MemoryStore {
         &self,
         bracket: &BracketKeys,
         player: &str,
-        profile: Option<&str>,
-    ) -> Result<(), StoreError> {
+        size: u32,
+        profile: Option<(u64, &str)>,
+        _ttl_secs: u64,
+    ) -> Result<Entered, StoreError> {
         let mut data = self.data();
         let b = Self::bracket(&mut data, bracket);
         if b.meta.contains_key("closed") {
             return Err(StoreError::PeriodClosed);
         }
         if !b.scores.contains_key(player) {
+            if b.scores.len() >= size as usize {
+                return Ok(Entered::Full);
+            }
             b.put(player, 0);
         }
-        if let Some(json) = profile {
-            b.profiles.insert(player.to_owned(), json.to_owned());
+        if let Some((version, json)) = profile {
+            let newer = b.profiles.get(player).is_none_or(|(v, _)| *v < version);
+            if newer {
+                b.profiles
+                    .insert(player.to_owned(), (version, json.to_owned()));
+            }
         }
-        Ok(())
+        Ok(Entered::Ok)
     }
 
     async fn update(
@@ -386,54 +528,96 @@ impl Store for MemoryStore {
         &self,
         player_keys: &PlayerKeys,
         fields: &[(String, String)],
-        cache: Option<(&BracketKeys, &str, &str)>,
-    ) -> Result<(), StoreError> {
+        order: &[String],
+        max_bytes: usize,
+        ttl_secs: u64,
+    ) -> Result<ProfileWrite, StoreError> {
+        let now = self.clock.now().timestamp();
         let mut data = self.data();
-        let p = Self::player(&mut data, player_keys);
+        let p = Self::player(&mut data, player_keys, now);
+        let mut merged: std::collections::BTreeMap<&str, &str> = p
+            .profile
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        for (k, v) in fields {
+            merged.insert(k, v);
+        }
+        let json = crate::engine::profile_json(order, &merged);
+        if json.len() > max_bytes {
+            return Ok(ProfileWrite::TooLarge { bytes: json.len() });
+        }
         for (k, v) in fields {
             match p.profile.iter_mut().find(|(f, _)| f == k) {
                 Some(slot) => slot.1 = v.clone(),
                 None => p.profile.push((k.clone(), v.clone())),
             }
         }
-        if let Some((bracket, player, json)) = cache
-            && let Some(b) = data.brackets.get_mut(&bracket.base)
+        p.profile_version += 1;
+        p.keep_at_least(now, ttl_secs);
+        Ok(ProfileWrite::Written {
+            version: p.profile_version,
+            json,
+        })
+    }
+
+    async fn cache_profile(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+        version: u64,
+        json: &str,
+    ) -> Result<(), StoreError> {
+        let mut data = self.data();
+        if let Some(b) = data.brackets.get_mut(&bracket.base)
             && b.scores.contains_key(player)
+            && b.profiles.get(player).is_none_or(|(v, _)| *v < version)
         {
-            b.profiles.insert(player.to_owned(), json.to_owned());
+            b.profiles
+                .insert(player.to_owned(), (version, json.to_owned()));
         }
         Ok(())
     }
 
-    async fn profile(&self, player_keys: &PlayerKeys) -> Result<Vec<(String, String)>, StoreError> {
+    async fn profile(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> Result<(Vec<(String, String)>, u64), StoreError> {
+        let now = self.clock.now().timestamp();
         let data = self.data();
-        let mut fields = data
-            .players
-            .get(&player_keys.base)
-            .map(|p| p.profile.clone())
-            .unwrap_or_default();
+        let Some(p) = Self::live_player(&data, player_keys, now) else {
+            return Ok((Vec::new(), 0));
+        };
+        let mut fields = p.profile.clone();
         fields.sort();
-        Ok(fields)
+        Ok((fields, p.profile_version))
     }
 
     async fn player_state(
         &self,
         player_keys: &PlayerKeys,
     ) -> Result<Option<PlayerState>, StoreError> {
+        let now = self.clock.now().timestamp();
         let data = self.data();
-        Ok(data
-            .players
-            .get(&player_keys.base)
-            .and_then(|p| p.state.clone()))
+        Ok(Self::live_player(&data, player_keys, now).and_then(|p| p.state.clone()))
     }
 
     async fn record_state(
         &self,
         player_keys: &PlayerKeys,
         state: &PlayerState,
+        ttl_secs: u64,
+        trim_before: u64,
     ) -> Result<(), StoreError> {
+        let now = self.clock.now().timestamp();
         let mut data = self.data();
-        let p = Self::player(&mut data, player_keys);
+        let p = Self::player(&mut data, player_keys, now);
+        // Claimed rewards of periods past retention can never be granted again (the
+        // rollover never reopens them), and old claim answers are past any retry.
+        p.rewards.retain(|source, (done, _)| {
+            !*done || source_period(source).is_some_and(|n| n >= trim_before)
+        });
+        p.claims.retain(|_, (period, _)| *period >= trim_before);
         match &p.state {
             None => p.state = Some(PlayerState::new(state.period, &state.tier, state.bracket)),
             Some(old) if old.period < state.period => {
@@ -443,6 +627,8 @@ impl Store for MemoryStore {
             }
             Some(_) => {}
         }
+        // Every placement starts the player's expiry anew (Redis: EXPIRE on each key).
+        p.expire_at = Some(now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX)));
         Ok(())
     }
 
@@ -460,7 +646,9 @@ impl Store for MemoryStore {
     async fn begin_close(
         &self,
         period: &PeriodKeys,
+        check: CloseCheck,
     ) -> Result<(Option<String>, Vec<(String, u64)>), StoreError> {
+        check.judge(self.now_ms(check.now)).map_err(time_error)?;
         let mut data = self.data();
         let p = data.periods.entry(period.base.clone()).or_default();
         p.meta.insert("closing".into(), "1".into());
@@ -491,12 +679,13 @@ impl Store for MemoryStore {
             .entry("closed".into())
             .or_insert_with(|| summary.to_owned());
         p.expire_at = Some(expire_at);
-        // Redis expires closed periods by TTL; here they are dropped when a later
-        // period closes, which is when their retention can first run out.
+        // Redis expires closed periods and idle players by TTL; here they are dropped
+        // when a period closes, which is when their retention can first run out.
         data.periods
             .retain(|_, p| p.expire_at.is_none_or(|e| e > now));
         data.brackets
             .retain(|_, b| b.expire_at.is_none_or(|e| e > now));
+        data.players.retain(|_, p| !p.expired(now));
         Ok(())
     }
 
@@ -505,7 +694,9 @@ impl Store for MemoryStore {
         bracket: &BracketKeys,
         owner: &str,
         lease_ms: u64,
+        check: CloseCheck,
     ) -> Result<BracketClaim, StoreError> {
+        check.judge(self.now_ms(check.now)).map_err(time_error)?;
         let now = self.clock.now().timestamp_millis();
         let mut data = self.data();
         let b = data.brackets.entry(bracket.base.clone()).or_default();
@@ -522,7 +713,12 @@ impl Store for MemoryStore {
         }
     }
 
-    async fn freeze(&self, bracket: &BracketKeys) -> Result<Vec<(String, u64)>, StoreError> {
+    async fn freeze(
+        &self,
+        bracket: &BracketKeys,
+        check: CloseCheck,
+    ) -> Result<Vec<(String, u64)>, StoreError> {
+        check.judge(self.now_ms(check.now)).map_err(time_error)?;
         let mut data = self.data();
         let b = data.brackets.entry(bracket.base.clone()).or_default();
         b.meta.insert("closed".into(), "1".into());
@@ -550,15 +746,55 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    async fn grant(&self, grants: &[(PlayerKeys, String, String)]) -> Result<(), StoreError> {
+    async fn grant(
+        &self,
+        grants: &[Grant],
+        ttl_secs: u64,
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        let now = self.clock.now().timestamp();
         let mut data = self.data();
+        let mut out = Vec::with_capacity(grants.len());
         for (keys, source, grant) in grants {
-            data.players
-                .entry(keys.base.clone())
-                .or_default()
-                .rewards
+            let p = Self::player(&mut data, keys, now);
+            p.rewards
                 .entry(source.clone())
                 .or_insert_with(|| (false, grant.clone()));
+            p.keep_at_least(now, ttl_secs);
+            out.push(Ok(()));
+        }
+        Ok(out)
+    }
+
+    async fn block_grants(
+        &self,
+        season: &SeasonKeys,
+        blocked: &[BlockedGrant],
+    ) -> Result<(), StoreError> {
+        let mut data = self.data();
+        let set = data.blocked.entry(season.base.clone()).or_default();
+        for b in blocked {
+            set.insert((b.source.clone(), b.player.clone()), b.clone());
+        }
+        Ok(())
+    }
+
+    async fn blocked_grants(&self, season: &SeasonKeys) -> Result<Vec<BlockedGrant>, StoreError> {
+        Ok(self
+            .data()
+            .blocked
+            .get(&season.base)
+            .map(|set| set.values().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn unblock_grant(
+        &self,
+        season: &SeasonKeys,
+        source: &str,
+        player: &str,
+    ) -> Result<(), StoreError> {
+        if let Some(set) = self.data().blocked.get_mut(&season.base) {
+            set.remove(&(source.to_owned(), player.to_owned()));
         }
         Ok(())
     }
@@ -600,10 +836,9 @@ impl Store for MemoryStore {
     }
 
     async fn rewards(&self, player_keys: &PlayerKeys) -> Result<Vec<(String, String)>, StoreError> {
-        Ok(self
-            .data()
-            .players
-            .get(&player_keys.base)
+        let now = self.clock.now().timestamp();
+        let data = self.data();
+        Ok(Self::live_player(&data, player_keys, now)
             .map(|p| {
                 p.rewards
                     .iter()
@@ -617,12 +852,13 @@ impl Store for MemoryStore {
     async fn claim_rewards(
         &self,
         player_keys: &PlayerKeys,
-        claim_id: Option<&str>,
+        claim: &Claim<'_>,
     ) -> Result<Vec<(String, String)>, StoreError> {
+        let now = self.clock.now().timestamp();
         let mut data = self.data();
-        let p = Self::player(&mut data, player_keys);
-        if let Some(id) = claim_id
-            && let Some(answer) = p.claims.get(id)
+        let p = Self::player(&mut data, player_keys, now);
+        if let Some(id) = claim.claim_id
+            && let Some((_, answer)) = p.claims.get(id)
         {
             return Ok(answer.clone());
         }
@@ -633,9 +869,11 @@ impl Store for MemoryStore {
                 claimed.push((source.clone(), grant.clone()));
             }
         }
-        if let Some(id) = claim_id {
-            p.claims.insert(id.to_owned(), claimed.clone());
+        if let Some(id) = claim.claim_id {
+            p.claims
+                .insert(id.to_owned(), (claim.period, claimed.clone()));
         }
+        p.keep_at_least(now, claim.ttl_secs);
         Ok(claimed)
     }
 }

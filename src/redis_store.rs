@@ -35,11 +35,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError, RedisResult, Script, ScriptInvocation, ServerErrorKind, Value};
 
-use crate::error::StoreError;
+use crate::error::{StoreError, TimeRefusal};
 use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 use crate::score::{EXACT_LIMIT, Packing};
 use crate::store::{
-    BracketClaim, Joined, Page, PlayerState, RawEntry, Store, Update, UpdateReply, UpdateStatus,
+    BlockedGrant, BracketClaim, Claim, CloseCheck, Entered, Grant, JoinRequest, Joined, Now, Page,
+    PlayerState, ProfileWrite, RawEntry, Store, Update, UpdateReply, UpdateStatus,
 };
 
 /// The scripts, hashed once per process (`Script::new` computes the SHA1).
@@ -60,6 +61,8 @@ struct Scripts {
     record_outcomes: Script,
     finish_bracket: Script,
     claim_rewards: Script,
+    set_profile: Script,
+    grant: Script,
 }
 
 static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
@@ -79,6 +82,8 @@ static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     record_outcomes: Script::new(include_str!("../lua/record_outcomes.lua")),
     finish_bracket: Script::new(include_str!("../lua/finish_bracket.lua")),
     claim_rewards: Script::new(include_str!("../lua/claim_rewards.lua")),
+    set_profile: Script::new(include_str!("../lua/set_profile.lua")),
+    grant: Script::new(include_str!("../lua/grant.lua")),
 });
 
 /// Longest idempotency window sent to Redis (100 years, in seconds). Redis refuses an
@@ -267,6 +272,21 @@ impl RedisStore {
         }
     }
 
+    /// Runs one script invocation that writes: a failure after the script may have
+    /// run is [`StoreError::Unknown`] (see [`may_have_run`]).
+    async fn invoke_write(
+        &self,
+        op: &'static str,
+        retry: Retry,
+        invocation: &ScriptInvocation<'_>,
+    ) -> Result<Value, StoreError> {
+        self.run(op, retry, |mut con| async move {
+            invocation.invoke_async::<Value>(&mut con).await
+        })
+        .await
+        .map_err(|e| write_error(op, e))
+    }
+
     /// Runs one script invocation (EVALSHA, loading the script on NOSCRIPT).
     async fn invoke(
         &self,
@@ -311,6 +331,51 @@ fn retryable(err: &RedisError, retry: Retry) -> bool {
     }
 }
 
+/// Whether a command that failed with `err` may have been executed by the server: the
+/// request may have been sent before the connection failed or the reply timed out. A
+/// refused connection, or an error reply, proves it was not (our scripts check before
+/// they write).
+fn may_have_run(err: &RedisError) -> bool {
+    (err.is_io_error() && !err.is_connection_refusal()) || err.kind() == ErrorKind::Parse
+}
+
+/// The error of a write that failed: "unknown" when it may have been applied.
+fn write_error(op: &'static str, err: RedisError) -> StoreError {
+    if may_have_run(&err) {
+        StoreError::Unknown { op, source: err }
+    } else {
+        StoreError::Redis(err)
+    }
+}
+
+/// The league clock argument of a script: empty means "read TIME".
+fn now_arg(now: Now) -> String {
+    match now {
+        Now::At(ms) => ms.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// A `{"not_yet", wait}` or `{"future", ahead, now}` reply item list, if it is one.
+fn time_refusal(items: &[Value]) -> Result<Option<TimeRefusal>, StoreError> {
+    let number = |i: usize, what: &str| -> Result<u64, StoreError> {
+        items
+            .get(i)
+            .ok_or_else(|| protocol(format!("reply without {what}")))
+            .and_then(|v| uint(v, what))
+    };
+    match items.first().map(|s| text(s, "status")).transpose()? {
+        Some("not_yet") => Ok(Some(TimeRefusal::NotYet {
+            wait_ms: number(1, "wait")?,
+        })),
+        Some("future") => Ok(Some(TimeRefusal::Future {
+            ahead_ms: number(1, "ahead")?,
+            now_ms: i64::try_from(number(2, "now")?).unwrap_or(i64::MAX),
+        })),
+        _ => Ok(None),
+    }
+}
+
 /// A token that tells this call's own earlier attempt apart from another request
 /// with the same id: unique per process run (random seed, pid, time) and per call.
 fn attempt_token() -> String {
@@ -351,6 +416,7 @@ fn update_invocation<'s>(
         }
         None => 0,
     };
+    let time = &update.time;
     inv.arg(update.player)
         .arg(update.mode.as_str())
         .arg(update.value.clamp(-limit, limit).to_string())
@@ -366,7 +432,12 @@ fn update_invocation<'s>(
         })
         .arg(update.span)
         .arg(window)
-        .arg(token);
+        .arg(token)
+        .arg(now_arg(time.now))
+        .arg(time.at_ms)
+        .arg(time.start_ms)
+        .arg(time.closes_ms)
+        .arg(time.skew_ms);
     inv
 }
 
@@ -495,7 +566,7 @@ fn page(v: Value, what: &str) -> Result<Page, StoreError> {
             let profile = if is_nil(&entry[2]) {
                 None
             } else {
-                Some(text(&entry[2], "cached profile")?.to_owned())
+                Some(cached_profile(text(&entry[2], "cached profile")?)?.to_owned())
             };
             Ok(RawEntry {
                 player,
@@ -509,6 +580,16 @@ fn page(v: Value, what: &str) -> Result<Page, StoreError> {
         offset,
         entries,
     })
+}
+
+/// The JSON of a cached profile `"version json"`.
+fn cached_profile(cached: &str) -> Result<&str, StoreError> {
+    match cached.split_once(' ') {
+        Some((version, json)) if version.bytes().all(|b| b.is_ascii_digit()) => Ok(json),
+        _ => Err(protocol(format!(
+            "cached profile {cached:?} is not \"version json\""
+        ))),
+    }
 }
 
 /// A claim answer as `claim_rewards.lua` stores it: a JSON list of strings, source
@@ -571,6 +652,11 @@ fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
             (UpdateStatus::OutOfRange { current }, current, 0)
         }
         "closed" => (UpdateStatus::Closed, 0, 0),
+        "not_placed" => (UpdateStatus::NotPlaced, 0, 0),
+        "not_yet" | "future" => match time_refusal(&items)? {
+            Some(why) => (UpdateStatus::Refused(why), 0, 0),
+            None => return Err(protocol("bad time refusal")),
+        },
         "malformed" => {
             let what = items
                 .get(1)
@@ -591,26 +677,56 @@ fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
 }
 
 impl Store for RedisStore {
+    async fn now(&self) -> Result<i64, StoreError> {
+        let reply = self
+            .command("time", Retry::Idempotent, &redis::cmd("TIME"))
+            .await?;
+        match array(reply, "TIME reply")?.as_slice() {
+            [secs, micros] => {
+                let secs = i64::try_from(uint(secs, "seconds")?)
+                    .map_err(|_| protocol("TIME seconds out of range"))?;
+                let micros = i64::try_from(uint(micros, "microseconds")?)
+                    .map_err(|_| protocol("TIME microseconds out of range"))?;
+                Ok(secs.saturating_mul(1000).saturating_add(micros / 1000))
+            }
+            other => Err(protocol(format!("TIME: {} items", other.len()))),
+        }
+    }
+
     async fn join(
         &self,
         period: &PeriodKeys,
-        player: &str,
-        tier: &str,
-        size: u32,
+        request: &JoinRequest<'_>,
     ) -> Result<Joined, StoreError> {
         // Keys in the order join.lua declares them.
+        let time = &request.time;
         let mut inv = SCRIPTS.join.prepare_invoke();
         inv.key(&period.assign)
             .key(&period.joins)
             .key(&period.meta)
-            .arg(player)
-            .arg(tier)
-            .arg(size.max(1));
+            .arg(request.player)
+            .arg(request.tier)
+            .arg(request.size.max(1))
+            .arg(now_arg(time.now))
+            .arg(time.at_ms)
+            .arg(time.start_ms)
+            .arg(time.closes_ms)
+            .arg(time.skew_ms)
+            .arg(
+                request
+                    .replace_full
+                    .map(|b| b.to_string())
+                    .unwrap_or_default(),
+            )
+            .arg(request.ttl_secs.clamp(1, MAX_WINDOW_SECS));
         // A join is idempotent: a repeated join returns the first placement.
         let items = array(
             self.invoke("join", Retry::Idempotent, &inv).await?,
             "join reply",
         )?;
+        if let Some(why) = time_refusal(&items)? {
+            return Err(StoreError::Time(why));
+        }
         let status = items
             .first()
             .ok_or_else(|| protocol("empty join reply"))
@@ -673,19 +789,24 @@ impl Store for RedisStore {
         &self,
         bracket: &BracketKeys,
         player: &str,
-        profile: Option<&str>,
-    ) -> Result<(), StoreError> {
+        size: u32,
+        profile: Option<(u64, &str)>,
+        ttl_secs: u64,
+    ) -> Result<Entered, StoreError> {
         let mut inv = SCRIPTS.enter.prepare_invoke();
         inv.key(&bracket.board)
             .key(&bracket.profiles)
             .key(&bracket.meta)
-            .arg(player);
-        if let Some(json) = profile {
-            inv.arg(json);
+            .arg(player)
+            .arg(size.max(1))
+            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        if let Some((version, json)) = profile {
+            inv.arg(version).arg(json);
         }
         let reply = self.invoke("enter", Retry::Idempotent, &inv).await?;
         match text(&reply, "enter reply")? {
-            "ok" => Ok(()),
+            "ok" => Ok(Entered::Ok),
+            "full" => Ok(Entered::Full),
             "closed" => Err(StoreError::PeriodClosed),
             other => Err(protocol(format!("unknown enter reply {other:?}"))),
         }
@@ -705,7 +826,7 @@ impl Store for RedisStore {
         } else {
             Retry::NotExecuted
         };
-        let reply = self.invoke("update", retry, &inv).await?;
+        let reply = self.invoke_write("update", retry, &inv).await?;
         update_reply(reply, &token)
     }
 
@@ -747,7 +868,8 @@ impl Store for RedisStore {
             .run("update_many", retry, |mut con| async move {
                 pipe.query_async::<Vec<Value>>(&mut con).await
             })
-            .await?;
+            .await
+            .map_err(|e| write_error("update_many", e))?;
         if replies.len() != updates.len() {
             return Err(protocol(format!(
                 "pipeline of {} updates answered {} replies",
@@ -851,37 +973,83 @@ impl Store for RedisStore {
         &self,
         player_keys: &PlayerKeys,
         fields: &[(String, String)],
-        cache: Option<(&BracketKeys, &str, &str)>,
-    ) -> Result<(), StoreError> {
-        if !fields.is_empty() {
-            let mut cmd = redis::cmd("HSET");
-            cmd.arg(player_keys.profile());
-            for (field, value) in fields {
-                cmd.arg(field).arg(value);
-            }
-            self.command("set_profile", Retry::Idempotent, &cmd).await?;
+        order: &[String],
+        max_bytes: usize,
+        ttl_secs: u64,
+    ) -> Result<ProfileWrite, StoreError> {
+        let mut inv = SCRIPTS.set_profile.prepare_invoke();
+        inv.key(player_keys.profile())
+            .arg(max_bytes)
+            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS))
+            .arg(order.len());
+        for name in order {
+            inv.arg(name);
         }
+        for (k, v) in fields {
+            inv.arg(k).arg(v);
+        }
+        // Setting the same fields again is harmless, so a retry is safe (the version
+        // may move by two, which only orders the cached copies).
+        let items = array(
+            self.invoke("set_profile", Retry::Idempotent, &inv).await?,
+            "set_profile reply",
+        )?;
+        match items.as_slice() {
+            [status, version, json] if text(status, "status")? == "ok" => {
+                Ok(ProfileWrite::Written {
+                    version: uint(version, "profile version")?,
+                    json: text(json, "profile")?.to_owned(),
+                })
+            }
+            [status, bytes] if text(status, "status")? == "too_large" => {
+                Ok(ProfileWrite::TooLarge {
+                    bytes: usize::try_from(uint(bytes, "profile size")?).unwrap_or(usize::MAX),
+                })
+            }
+            other => Err(protocol(format!("set_profile: {other:?}"))),
+        }
+    }
+
+    async fn cache_profile(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+        version: u64,
+        json: &str,
+    ) -> Result<(), StoreError> {
         // The cached copy lives in the bracket's slot, so it is a second step: a
         // script, so that a player who left the board does not reappear in its cache.
-        if let Some((bracket, player, json)) = cache {
-            let mut inv = SCRIPTS.cache_profile.prepare_invoke();
-            inv.key(&bracket.board)
-                .key(&bracket.profiles)
-                .arg(player)
-                .arg(json);
-            self.invoke("cache_profile", Retry::Idempotent, &inv)
-                .await?;
-        }
+        let mut inv = SCRIPTS.cache_profile.prepare_invoke();
+        inv.key(&bracket.board)
+            .key(&bracket.profiles)
+            .arg(player)
+            .arg(version)
+            .arg(json);
+        self.invoke("cache_profile", Retry::Idempotent, &inv)
+            .await?;
         Ok(())
     }
 
-    async fn profile(&self, player_keys: &PlayerKeys) -> Result<Vec<(String, String)>, StoreError> {
+    async fn profile(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> Result<(Vec<(String, String)>, u64), StoreError> {
         let mut cmd = redis::cmd("HGETALL");
         cmd.arg(player_keys.profile());
         let reply = self.command("profile", Retry::Idempotent, &cmd).await?;
-        let mut fields = pairs(reply, "profile")?;
+        let mut version = 0;
+        let mut fields = Vec::new();
+        for (k, v) in pairs(reply, "profile")? {
+            if k == "#v" {
+                version = v
+                    .parse()
+                    .map_err(|_| protocol(format!("profile version {v:?}")))?;
+            } else {
+                fields.push((k, v));
+            }
+        }
         fields.sort();
-        Ok(fields)
+        Ok((fields, version))
     }
 
     async fn player_state(
@@ -928,12 +1096,19 @@ impl Store for RedisStore {
         &self,
         player_keys: &PlayerKeys,
         state: &PlayerState,
+        ttl_secs: u64,
+        trim_before: u64,
     ) -> Result<(), StoreError> {
         let mut inv = SCRIPTS.record_state.prepare_invoke();
         inv.key(player_keys.state())
+            .key(player_keys.profile())
+            .key(player_keys.rewards())
+            .key(player_keys.claims())
             .arg(state.period)
             .arg(&state.tier)
-            .arg(state.bracket);
+            .arg(state.bracket)
+            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS))
+            .arg(trim_before);
         // Idempotent: writing the same state again is a no-op.
         let reply = self.invoke("record_state", Retry::Idempotent, &inv).await?;
         match reply {
@@ -972,16 +1147,26 @@ impl Store for RedisStore {
     async fn begin_close(
         &self,
         period: &PeriodKeys,
+        check: CloseCheck,
     ) -> Result<(Option<String>, Vec<(String, u64)>), StoreError> {
         let mut inv = SCRIPTS.begin_close.prepare_invoke();
-        inv.key(&period.meta).key(&period.joins);
+        inv.key(&period.meta)
+            .key(&period.joins)
+            .arg(now_arg(check.now))
+            .arg(check.closes_ms);
         let items = array(
             self.invoke("begin_close", Retry::Idempotent, &inv).await?,
             "begin_close reply",
         )?;
-        let Some((summary, joins)) = items.split_first() else {
-            return Err(protocol("empty begin_close reply"));
+        if let Some(why) = time_refusal(&items)? {
+            return Err(StoreError::Time(why));
+        }
+        let [status, summary, joins @ ..] = items.as_slice() else {
+            return Err(protocol("short begin_close reply"));
         };
+        if text(status, "begin_close status")? != "ok" {
+            return Err(protocol(format!("begin_close status {status:?}")));
+        }
         let summary = if is_nil(summary) {
             None
         } else {
@@ -1036,18 +1221,24 @@ impl Store for RedisStore {
         bracket: &BracketKeys,
         owner: &str,
         lease_ms: u64,
+        check: CloseCheck,
     ) -> Result<BracketClaim, StoreError> {
         let mut inv = SCRIPTS.claim_bracket.prepare_invoke();
         inv.key(&bracket.meta)
             .key(&bracket.lease)
             .arg(owner)
-            .arg(lease_ms.max(1));
+            .arg(lease_ms.max(1))
+            .arg(now_arg(check.now))
+            .arg(check.closes_ms);
         // Renewing one's own lease is harmless, so a retry is safe.
         let items = array(
             self.invoke("claim_bracket", Retry::Idempotent, &inv)
                 .await?,
             "claim_bracket reply",
         )?;
+        if let Some(why) = time_refusal(&items)? {
+            return Err(StoreError::Time(why));
+        }
         match items.as_slice() {
             [status, tally] if text(status, "claim status")? == "done" => {
                 Ok(BracketClaim::Done(text(tally, "bracket tally")?.to_owned()))
@@ -1061,17 +1252,33 @@ impl Store for RedisStore {
         }
     }
 
-    async fn freeze(&self, bracket: &BracketKeys) -> Result<Vec<(String, u64)>, StoreError> {
+    async fn freeze(
+        &self,
+        bracket: &BracketKeys,
+        check: CloseCheck,
+    ) -> Result<Vec<(String, u64)>, StoreError> {
         let mut inv = SCRIPTS.freeze.prepare_invoke();
-        inv.key(&bracket.board).key(&bracket.meta);
+        inv.key(&bracket.board)
+            .key(&bracket.meta)
+            .arg(now_arg(check.now))
+            .arg(check.closes_ms);
         let items = array(
             self.invoke("freeze", Retry::Idempotent, &inv).await?,
             "freeze reply",
         )?;
-        if items.len() % 2 != 0 {
+        if let Some(why) = time_refusal(&items)? {
+            return Err(StoreError::Time(why));
+        }
+        let board = match items.as_slice() {
+            [status, board] if text(status, "freeze status")? == "ok" => {
+                array(board.clone(), "frozen board")?
+            }
+            other => return Err(protocol(format!("freeze: {} items", other.len()))),
+        };
+        if board.len() % 2 != 0 {
             return Err(protocol("freeze: odd number of board items"));
         }
-        items
+        board
             .chunks_exact(2)
             .map(|e| {
                 Ok((
@@ -1102,24 +1309,111 @@ impl Store for RedisStore {
         Ok(())
     }
 
-    async fn grant(&self, grants: &[(PlayerKeys, String, String)]) -> Result<(), StoreError> {
+    async fn grant(
+        &self,
+        grants: &[Grant],
+        ttl_secs: u64,
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         if grants.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ttl = ttl_secs.clamp(1, MAX_WINDOW_SECS);
+        let invocations: Vec<ScriptInvocation<'_>> = grants
+            .iter()
+            .map(|(keys, source, grant)| {
+                let mut inv = SCRIPTS.grant.prepare_invoke();
+                inv.key(keys.rewards()).arg(source).arg(grant).arg(ttl);
+                inv
+            })
+            .collect();
+        let mut pipe = redis::pipe();
+        pipe.load_script(&SCRIPTS.grant).ignore();
+        for inv in &invocations {
+            pipe.invoke_script(inv);
+        }
+        // One player's bad data must not fail the others' grants: errors come back in
+        // place, one per grant.
+        pipe.ignore_errors();
+        let pipe = &pipe;
+        // Each grant is written at most once (HSETNX), so the whole pipeline may be
+        // sent again.
+        let replies = self
+            .run("grant", Retry::Idempotent, |mut con| async move {
+                pipe.query_async::<Vec<Value>>(&mut con).await
+            })
+            .await?;
+        if replies.len() != grants.len() {
+            return Err(protocol(format!(
+                "pipeline of {} grants answered {} replies",
+                grants.len(),
+                replies.len()
+            )));
+        }
+        Ok(replies
+            .into_iter()
+            .map(|reply| match reply {
+                Value::ServerError(err) => Err(StoreError::Redis(err.into())),
+                _ => Ok(()),
+            })
+            .collect())
+    }
+
+    async fn block_grants(
+        &self,
+        season: &SeasonKeys,
+        blocked: &[BlockedGrant],
+    ) -> Result<(), StoreError> {
+        if blocked.is_empty() {
             return Ok(());
         }
-        let mut pipe = redis::pipe();
-        for (keys, source, grant) in grants {
-            // HSETNX: a reward already pending or claimed is never written again.
-            pipe.cmd("HSETNX")
-                .arg(keys.rewards())
-                .arg(source)
-                .arg(format!("p|{grant}"))
-                .ignore();
+        let mut cmd = redis::cmd("HSET");
+        cmd.arg(&season.blocked);
+        for b in blocked {
+            let value = serde_json::json!({"grant": b.grant, "error": b.error}).to_string();
+            cmd.arg(format!("{}|{}", b.source, b.player)).arg(value);
         }
-        self.run("grant", Retry::Idempotent, |mut con| {
-            let pipe = &pipe;
-            async move { pipe.query_async::<()>(&mut con).await }
-        })
-        .await?;
+        self.command("block_grants", Retry::Idempotent, &cmd)
+            .await?;
+        Ok(())
+    }
+
+    async fn blocked_grants(&self, season: &SeasonKeys) -> Result<Vec<BlockedGrant>, StoreError> {
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(&season.blocked);
+        let reply = self
+            .command("blocked_grants", Retry::Idempotent, &cmd)
+            .await?;
+        let mut out = pairs(reply, "blocked grants")?
+            .into_iter()
+            .map(|(field, value)| {
+                // Sources never contain '|'; player ids may.
+                let (source, player) = field
+                    .split_once('|')
+                    .ok_or_else(|| protocol(format!("blocked grant field {field:?}")))?;
+                let v: serde_json::Value = serde_json::from_str(&value)
+                    .map_err(|e| protocol(format!("blocked grant {value:?}: {e}")))?;
+                Ok(BlockedGrant {
+                    player: player.to_owned(),
+                    source: source.to_owned(),
+                    grant: v["grant"].as_str().unwrap_or_default().to_owned(),
+                    error: v["error"].as_str().unwrap_or_default().to_owned(),
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        out.sort_by(|a, b| (&a.source, &a.player).cmp(&(&b.source, &b.player)));
+        Ok(out)
+    }
+
+    async fn unblock_grant(
+        &self,
+        season: &SeasonKeys,
+        source: &str,
+        player: &str,
+    ) -> Result<(), StoreError> {
+        let mut cmd = redis::cmd("HDEL");
+        cmd.arg(&season.blocked).arg(format!("{source}|{player}"));
+        self.command("unblock_grant", Retry::Idempotent, &cmd)
+            .await?;
         Ok(())
     }
 
@@ -1167,22 +1461,24 @@ impl Store for RedisStore {
     async fn claim_rewards(
         &self,
         player_keys: &PlayerKeys,
-        claim_id: Option<&str>,
+        claim: &Claim<'_>,
     ) -> Result<Vec<(String, String)>, StoreError> {
         let mut inv = SCRIPTS.claim_rewards.prepare_invoke();
         // A flag, then the id: an empty claim id is an id like any other.
         inv.key(player_keys.rewards())
             .key(player_keys.claims())
-            .arg(if claim_id.is_some() { "1" } else { "0" })
-            .arg(claim_id.unwrap_or(""));
+            .arg(if claim.claim_id.is_some() { "1" } else { "0" })
+            .arg(claim.claim_id.unwrap_or(""))
+            .arg(claim.period)
+            .arg(claim.ttl_secs.clamp(1, MAX_WINDOW_SECS));
         // With a claim id a second run returns the stored answer; without one it
         // would answer "nothing" after the first run claimed, so it is not retried.
-        let retry = if claim_id.is_some() {
+        let retry = if claim.claim_id.is_some() {
             Retry::Idempotent
         } else {
             Retry::NotExecuted
         };
-        let reply = self.invoke("claim_rewards", retry, &inv).await?;
+        let reply = self.invoke_write("claim_rewards", retry, &inv).await?;
         let mut claimed = match reply {
             // A new claim: the flat list itself.
             Value::Array(items) => {
@@ -1266,6 +1562,8 @@ mod tests {
             ),
             ("finish_bracket", include_str!("../lua/finish_bracket.lua")),
             ("claim_rewards", include_str!("../lua/claim_rewards.lua")),
+            ("set_profile", include_str!("../lua/set_profile.lua")),
+            ("grant", include_str!("../lua/grant.lua")),
         ];
         // The list above must name every script the store runs.
         let listed: Vec<&str> = sources.iter().map(|(name, _)| *name).collect();
@@ -1300,6 +1598,10 @@ mod tests {
                     calls += 1;
                     let mut args = call.splitn(3, ',');
                     let command = args.next().unwrap_or("").trim();
+                    // TIME is the only command our scripts run without a key.
+                    if command.trim_end_matches(')') == "'TIME'" {
+                        continue;
+                    }
                     let key = args.next().unwrap_or("").trim().trim_end_matches(')');
                     assert!(
                         key.starts_with("KEYS[") || aliases.contains(&key),

@@ -29,10 +29,10 @@ use tracing::{info, instrument};
 
 use crate::calendar::{Period, PeriodId};
 use crate::engine::League;
-use crate::error::{Error, InputError, StoreError};
+use crate::error::{Error, InputError, StoreError, TimeRefusal};
 use crate::keys::BracketKeys;
 use crate::outcome::{self, Outcome, Tally};
-use crate::store::{BracketClaim, Store};
+use crate::store::{BlockedGrant, BracketClaim, Claim, CloseCheck, Store};
 
 /// How long a bracket lease lasts; closing a bracket takes milliseconds, so a holder
 /// that keeps it this long has died or stalled and another process takes over.
@@ -59,6 +59,12 @@ pub struct PeriodReport {
 pub struct RolloverReport {
     /// Periods closed, oldest first.
     pub closed: Vec<PeriodReport>,
+    /// Rewards whose grant failed and is still failing (the player's data is not what
+    /// leaguekit wrote: repair or delete it). Their periods are closed all the same;
+    /// every rollover retries them.
+    pub blocked: Vec<BlockedGrant>,
+    /// Rewards granted by this run after earlier runs had failed to.
+    pub unblocked: u64,
 }
 
 /// Options of [`League::rollover`].
@@ -174,7 +180,7 @@ impl<S: Store> League<S> {
     /// their outcomes still give returning players their next tier. A relative TTL
     /// also keeps the engine's clock and the Redis server's clock out of each other's
     /// way.
-    fn ttl_secs(&self, period: PeriodId) -> u64 {
+    pub(crate) fn ttl_secs(&self, period: PeriodId) -> u64 {
         let keep = u64::from(self.season().retention.periods);
         let calendar = self.season().calendar.period(period + keep);
         let own_end = self.season().calendar.period(period).map(|p| p.end);
@@ -208,44 +214,114 @@ impl<S: Store> League<S> {
         out
     }
 
-    /// Closes every period that ended at or before `at` (default now) and is not yet
-    /// closed, oldest first. Safe to run from many processes at once and to re-run
-    /// after a crash.
+    /// Closes every period that may be closed by `at` (default: the league clock's now)
+    /// and is not closed yet, oldest first. A period may be closed once `[clock]
+    /// max_skew` has passed since its end by the league clock; a time further ahead of
+    /// the league clock than that is refused (a dry run may look ahead). Safe to run
+    /// from many processes at once and to re-run after a crash.
+    ///
+    /// Each run first retries the rewards earlier runs could not grant.
     #[instrument(skip(self, options), fields(dry_run = options.dry_run), err(level = "debug"))]
     pub async fn rollover(
         &self,
         at: Option<DateTime<Utc>>,
         options: RolloverOptions,
     ) -> Result<RolloverReport, Error> {
-        let at = at.unwrap_or_else(|| self.clock().now());
-        let season_keys = self.keys().season();
-        let Some(current) = self.season().calendar.period_at(at) else {
-            if at < self.season().schedule.start {
-                return Ok(RolloverReport { closed: Vec::new() });
+        let now = self.now().await?;
+        let at = crate::engine::normalize_time(at.unwrap_or(now));
+        if at > now + self.skew() && !options.dry_run {
+            return Err(InputError::FutureTime {
+                at,
+                now,
+                ahead_ms: u64::try_from((at - now).num_milliseconds()).unwrap_or(0),
+                max_skew_ms: self.season().clock.max_skew.as_millis() as u64,
             }
-            return Err(InputError::OutsideCalendar { at }.into());
+            .into());
+        }
+        // Periods close by the league clock: never later than now, however far `at` is.
+        let limit = if options.dry_run { at } else { at.min(now) };
+        let season_keys = self.keys().season();
+        let mut report = RolloverReport {
+            closed: Vec::new(),
+            blocked: Vec::new(),
+            unblocked: 0,
         };
+        if !options.dry_run {
+            report.unblocked = self.retry_blocked().await?;
+        }
         let done = self.store().closed_through(&season_keys).await?;
         let owner = owner_id();
-        let mut closed = Vec::new();
-        for id in done + 1..current.id {
-            let period = self.period(id)?;
-            let report = if options.dry_run {
+        let mut id = done + 1;
+        while let Some(period) = self.season().calendar.period(id) {
+            if self.closes_at(&period) > limit {
+                break;
+            }
+            let closed = if options.dry_run {
                 self.preview_period(&period).await?
             } else {
-                let r = self.close_period(&period, &owner).await?;
-                self.store().set_closed_through(&season_keys, id).await?;
-                r
+                match self.close_period(&period, &owner).await {
+                    Ok(r) => r,
+                    // The league clock disagrees with the estimate this process made
+                    // of it by a few milliseconds: the period is not closable yet.
+                    Err(Error::Store(StoreError::Time(_))) => break,
+                    Err(e) => return Err(e),
+                }
             };
+            if !options.dry_run {
+                self.store().set_closed_through(&season_keys, id).await?;
+            }
             info!(
                 period = id,
-                players = report.totals.players,
-                brackets = report.brackets,
+                players = closed.totals.players,
+                brackets = closed.brackets,
                 "period closed"
             );
-            closed.push(report);
+            report.closed.push(closed);
+            id += 1;
         }
-        Ok(RolloverReport { closed })
+        report.blocked = self.store().blocked_grants(&season_keys).await?;
+        for b in &report.blocked {
+            tracing::error!(
+                player = %b.player,
+                source = %b.source,
+                grant = %b.grant,
+                error = %b.error,
+                "a reward cannot be granted; repair the player's rewards key (every rollover retries it)"
+            );
+        }
+        Ok(report)
+    }
+
+    /// Grants again what earlier runs could not; returns how many went through.
+    async fn retry_blocked(&self) -> Result<u64, Error> {
+        let season_keys = self.keys().season();
+        let blocked = self.store().blocked_grants(&season_keys).await?;
+        if blocked.is_empty() {
+            return Ok(0);
+        }
+        let grants: Vec<_> = blocked
+            .iter()
+            .map(|b| {
+                (
+                    self.keys().player(&b.player),
+                    b.source.clone(),
+                    b.grant.clone(),
+                )
+            })
+            .collect();
+        let ttl = self.season().retention.player_ttl.as_secs().max(1);
+        let results = self.store().grant(&grants, ttl).await?;
+        let mut granted = 0;
+        for (b, r) in blocked.iter().zip(results) {
+            if r.is_ok() {
+                self.store()
+                    .unblock_grant(&season_keys, &b.source, &b.player)
+                    .await?;
+                granted += 1;
+                info!(player = %b.player, source = %b.source, "blocked reward granted");
+            }
+        }
+        Ok(granted)
     }
 
     async fn preview_period(&self, period: &Period) -> Result<PeriodReport, Error> {
@@ -287,7 +363,18 @@ impl<S: Store> League<S> {
             .map_err(|e| StoreError::Protocol(format!("bad period summary: {e}")).into())
     }
 
-    /// Closes one period (all its brackets). Idempotent.
+    /// The time rule of closing `period`.
+    fn close_check(&self, period: PeriodId) -> Result<CloseCheck, Error> {
+        let period = self.period(period)?;
+        Ok(CloseCheck {
+            now: self.now_arg(),
+            closes_ms: self.closes_at(&period).timestamp_millis(),
+        })
+    }
+
+    /// Closes one period (all its brackets). Idempotent. Refused with
+    /// [`StoreError::Time`] (nothing written) if the period may not close yet by the
+    /// store's clock.
     #[instrument(skip(self, owner), fields(period = period.id), err(level = "debug"))]
     pub(crate) async fn close_period(
         &self,
@@ -295,7 +382,8 @@ impl<S: Store> League<S> {
         owner: &str,
     ) -> Result<PeriodReport, Error> {
         let pkeys = self.keys().period(period.id);
-        let (summary, joins) = self.store().begin_close(&pkeys).await?;
+        let check = self.close_check(period.id)?;
+        let (summary, joins) = self.store().begin_close(&pkeys, check).await?;
         if let Some(summary) = summary {
             return self.report_from_summary(period.id, &summary);
         }
@@ -350,12 +438,13 @@ impl<S: Store> League<S> {
     ) -> Result<Option<Tally>, Error> {
         let bk = self.keys().bracket(period, tier, bracket);
         let lease = u64::try_from(LEASE.as_millis()).unwrap_or(u64::MAX);
-        match self.store().claim_bracket(&bk, owner, lease).await? {
+        let check = self.close_check(period)?;
+        match self.store().claim_bracket(&bk, owner, lease, check).await? {
             BracketClaim::Done(summary) => return Ok(Some(tally_from_string(&summary)?)),
             BracketClaim::Busy => return Ok(None),
             BracketClaim::Mine => {}
         }
-        let board = self.store().freeze(&bk).await?;
+        let board = self.store().freeze(&bk, check).await?;
         let outcomes = outcome::bracket_outcomes(self.season(), tier_index, &board);
         let encoded: Vec<(String, String)> = outcomes
             .iter()
@@ -372,7 +461,36 @@ impl<S: Store> League<S> {
                     .map(|g| (self.keys().player(&o.player), source.clone(), g.clone()))
             })
             .collect();
-        self.store().grant(&grants).await?;
+        let ttl = self.season().retention.player_ttl.as_secs().max(1);
+        let results = self.store().grant(&grants, ttl).await?;
+        // A grant that fails blocks only itself: it is recorded (before the bracket is
+        // marked done, so a crash in between repeats it) and every rollover retries it.
+        let blocked: Vec<BlockedGrant> = outcomes
+            .iter()
+            .filter(|o| o.reward.is_some())
+            .zip(results)
+            .filter_map(|(o, r)| {
+                r.err().map(|e| BlockedGrant {
+                    player: o.player.clone(),
+                    source: source.clone(),
+                    grant: o.reward.clone().unwrap_or_default(),
+                    error: e.to_string(),
+                })
+            })
+            .collect();
+        if !blocked.is_empty() {
+            for b in &blocked {
+                tracing::error!(
+                    player = %b.player,
+                    source = %b.source,
+                    error = %b.error,
+                    "cannot grant a reward; the rest of the bracket closes, and every rollover retries it"
+                );
+            }
+            self.store()
+                .block_grants(&self.keys().season(), &blocked)
+                .await?;
+        }
         let mut tally = Tally::default();
         for o in &outcomes {
             tally.add(o);
@@ -391,6 +509,7 @@ impl<S: Store> League<S> {
         tier: &str,
         bracket: u32,
         player: &str,
+        now: DateTime<Utc>,
     ) -> Result<Option<Outcome>, Error> {
         let placed = self.placed(period, tier, bracket);
         let bk = &placed.keys;
@@ -406,16 +525,43 @@ impl<S: Store> League<S> {
         if self.store().closed_through(&self.keys().season()).await? >= period {
             return Ok(None);
         }
+        // Nothing closes before its time by the league clock: until then the player
+        // cannot be placed in a later period (their tier depends on this outcome).
+        let old = self.period(period)?;
+        let closes = self.closes_at(&old);
+        let still_closing = |wait_ms: u64| -> Error {
+            InputError::StillClosing {
+                player: player.to_owned(),
+                period,
+                closes,
+                retry_after_ms: wait_ms.max(1),
+            }
+            .into()
+        };
+        if now < closes {
+            return Err(still_closing(
+                u64::try_from((closes - now).num_milliseconds()).unwrap_or(0),
+            ));
+        }
+        let not_yet = |e: Error| match e {
+            Error::Store(StoreError::Time(TimeRefusal::NotYet { wait_ms })) => {
+                still_closing(wait_ms)
+            }
+            other => other,
+        };
         // Stop new joins into the period first, so the bracket cannot grow after its
         // outcome is computed; then close it exactly as the rollover would.
+        let check = self.close_check(period)?;
         self.store()
-            .begin_close(&self.keys().period(period))
-            .await?;
+            .begin_close(&self.keys().period(period), check)
+            .await
+            .map_err(|e| not_yet(e.into()))?;
         let owner = owner_id();
         let mut delay = Duration::from_millis(10);
         while self
             .close_bracket(period, tier_index, tier, bracket, &owner)
-            .await?
+            .await
+            .map_err(not_yet)?
             .is_none()
         {
             tokio::time::sleep(delay).await;
@@ -459,7 +605,8 @@ impl<S: Store> League<S> {
         else {
             return Ok(None);
         };
-        let current = self.period_at(None).map(|p| p.id).unwrap_or(0);
+        let now = self.now().await?;
+        let current = self.period_at(Some(now)).map(|p| p.id).unwrap_or(0);
         let candidates = [
             Some((state.period, state.tier.clone(), state.bracket)),
             state.previous.clone(),
@@ -581,9 +728,14 @@ impl<S: Store> League<S> {
         if let Some(id) = request_id {
             crate::engine::validate_request_id(id)?;
         }
+        let now = self.now().await?;
+        let current = self.period_at(Some(now)).map(|p| p.id).unwrap_or(0);
+        let claim = Claim::new(request_id)
+            .in_period(current)
+            .ttl_secs(self.season().retention.player_ttl.as_secs().max(1));
         Ok(self
             .store()
-            .claim_rewards(&self.keys().player(player), request_id)
+            .claim_rewards(&self.keys().player(player), &claim)
             .await?
             .into_iter()
             .map(|(source, grant)| RewardGrant { source, grant })

@@ -108,11 +108,16 @@ impl<S: Store> Runner<S> {
         Ok(report)
     }
 
-    /// Time until the next boundary plus grace, from the calendar.
-    fn until_next_boundary(&self, grace: Duration) -> Duration {
-        let now = self.league.clock().now();
+    /// Time until the current period may close (its end plus `[clock] max_skew`, by
+    /// the league clock) plus grace.
+    async fn until_next_boundary(&self, grace: Duration) -> Duration {
+        // Without the league clock (store down), wake at the safety tick's pace.
+        let now = match self.league.now().await {
+            Ok(now) => now,
+            Err(_) => return Duration::from_secs(60),
+        };
         let next = match self.league.season().calendar.period_at(now) {
-            Some(p) => p.end,
+            Some(p) => self.league.closes_at(&p),
             None => self.league.season().schedule.start,
         };
         (next - now).to_std().unwrap_or_default() + grace
@@ -125,7 +130,7 @@ fn schedule_next<S: Store>(
     grace: Duration,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     Box::pin(async move {
-        let wait = runner.until_next_boundary(grace);
+        let wait = runner.until_next_boundary(grace).await;
         let (r, j) = (runner.clone(), jobs.clone());
         let job = Job::new_one_shot_async(wait, move |_id, _lock| {
             let (r, j) = (r.clone(), j.clone());

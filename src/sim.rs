@@ -257,6 +257,9 @@ pub async fn simulate<S: Store>(
     let mut figures = Vec::new();
     for k in 0..options.periods {
         let period = league.period(k + 1)?;
+        // The period's events are replayed at its last instant: every event time is in
+        // the past and the period has not closed, by the league clock.
+        clock.set(period.end - Duration::milliseconds(1));
         let length = (period.end - period.start).num_milliseconds().max(1);
         // Who plays this period, and their matches, drawn in player order.
         let mut events: Vec<(i64, usize, i64)> = Vec::new();
@@ -318,7 +321,7 @@ pub async fn simulate<S: Store>(
             })
             .collect();
         for (chunk_items, chunk_events) in items.chunks(2000).zip(events.chunks(2000)) {
-            let results = league.submit_many(chunk_items).await?;
+            let results = league.submit_many(chunk_items).await;
             for (result, (_, i, _)) in results.into_iter().zip(chunk_events) {
                 let s = result?;
                 if placed[*i] == NONE {
@@ -336,11 +339,9 @@ pub async fn simulate<S: Store>(
         for (h, t) in history.iter_mut().zip(&placed) {
             h.push(*t);
         }
-        // Close the period as the scheduler would at its end.
-        clock.set(period.end);
-        let report = league
-            .rollover(Some(period.end), RolloverOptions::default())
-            .await?;
+        // Close the period as the scheduler would, once the league clock allows it.
+        clock.set(league.closes_at(&period));
+        let report = league.rollover(None, RolloverOptions::default()).await?;
         let closed = report.closed.iter().find(|p| p.period == period.id);
         let counts = league.counts(Some(period.id)).await?;
         let by_tier = |f: &dyn Fn(&crate::outcome::Tally) -> u64| -> BTreeMap<String, u64> {

@@ -8,8 +8,180 @@
 use std::future::Future;
 
 use crate::error::StoreError;
+pub use crate::error::TimeRefusal;
 use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 use crate::score::ScoreMode;
+
+/// Which clock a store operation decides by.
+///
+/// Time-dependent decisions (has this period started, may it be closed, is this event
+/// in the future) are made inside the store's atomic step, by one clock that every
+/// process shares, so that game servers whose clocks disagree cannot disagree about
+/// the league.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Now {
+    /// The store's own clock: Redis's `TIME`, read inside the script that decides; the
+    /// embedded store's clock.
+    Store,
+    /// A fixed instant (unix milliseconds) from a clock the league was built with; for
+    /// tests, simulations and replays in which every process uses that same clock.
+    At(i64),
+}
+
+/// The time rules of one event (an update or a join), checked in the store's step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TimeCheck {
+    /// The clock to decide by.
+    pub now: Now,
+    /// The event's time, unix milliseconds.
+    pub at_ms: i64,
+    /// The start of the event's period, unix milliseconds.
+    pub start_ms: i64,
+    /// When the period stops accepting events: its end plus the allowed skew.
+    pub closes_ms: i64,
+    /// The allowed skew, milliseconds: an event may be at most this far ahead.
+    pub skew_ms: i64,
+}
+
+impl TimeCheck {
+    /// The rules of an event at `at_ms` in a period starting at `start_ms` that stops
+    /// accepting events at `closes_ms`, with `skew_ms` allowed, decided by `now`.
+    pub fn new(now: Now, at_ms: i64, start_ms: i64, closes_ms: i64, skew_ms: i64) -> Self {
+        TimeCheck {
+            now,
+            at_ms,
+            start_ms,
+            closes_ms,
+            skew_ms,
+        }
+    }
+
+    /// Rules that refuse nothing: an event at the epoch in a period that never closes.
+    /// For store-level tests and tools that work below the engine's time rules.
+    pub fn unbounded() -> Self {
+        TimeCheck::new(Now::At(0), 0, 0, i64::MAX, 0)
+    }
+
+    /// Applies the rules at `now_ms`: `Err` says why the event is refused.
+    pub fn judge(&self, now_ms: i64) -> Result<(), Judgement> {
+        if self.at_ms > now_ms.saturating_add(self.skew_ms) {
+            return Err(Judgement::Refused(TimeRefusal::Future {
+                ahead_ms: u64::try_from(self.at_ms - now_ms).unwrap_or(0),
+                now_ms,
+            }));
+        }
+        if now_ms < self.start_ms {
+            return Err(Judgement::Refused(TimeRefusal::NotYet {
+                wait_ms: u64::try_from(self.start_ms - now_ms).unwrap_or(0),
+            }));
+        }
+        if now_ms >= self.closes_ms {
+            return Err(Judgement::Closed);
+        }
+        Ok(())
+    }
+}
+
+/// Why [`TimeCheck::judge`] refused an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Judgement {
+    /// Too early or in the future.
+    Refused(TimeRefusal),
+    /// The period no longer accepts events.
+    Closed,
+}
+
+/// The time rule of a close: nothing is closed before `closes_ms` by the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CloseCheck {
+    /// The clock to decide by.
+    pub now: Now,
+    /// The earliest instant the period may be closed (its end plus the allowed skew),
+    /// unix milliseconds.
+    pub closes_ms: i64,
+}
+
+impl CloseCheck {
+    /// Closing is allowed from `closes_ms` by `now`.
+    pub fn new(now: Now, closes_ms: i64) -> Self {
+        CloseCheck { now, closes_ms }
+    }
+
+    /// A rule that allows closing at any time: for store-level tests and tools.
+    pub fn unbounded() -> Self {
+        CloseCheck::new(Now::At(0), i64::MIN)
+    }
+
+    /// `Err` with the wait when `now_ms` is before the period may be closed.
+    pub fn judge(&self, now_ms: i64) -> Result<(), TimeRefusal> {
+        if now_ms < self.closes_ms {
+            return Err(TimeRefusal::NotYet {
+                wait_ms: u64::try_from(self.closes_ms - now_ms).unwrap_or(0),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A join as the store sees it (already validated by the engine).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JoinRequest<'a> {
+    /// The player.
+    pub player: &'a str,
+    /// The tier to place them in, unless already placed.
+    pub tier: &'a str,
+    /// Bracket size.
+    pub size: u32,
+    /// The join's time rules.
+    pub time: TimeCheck,
+    /// A bracket the player was assigned to but found full (possible only after the
+    /// store lost data under running game servers): assign them anew, past it.
+    pub replace_full: Option<u32>,
+    /// Seconds the period's keys live at least (so keys of a period the rollover never
+    /// reaches still expire).
+    pub ttl_secs: u64,
+}
+
+impl<'a> JoinRequest<'a> {
+    /// A join of `player` into `tier` with brackets of `size`, under `time`'s rules.
+    pub fn new(player: &'a str, tier: &'a str, size: u32, time: TimeCheck) -> Self {
+        JoinRequest {
+            player,
+            tier,
+            size,
+            time,
+            replace_full: None,
+            ttl_secs: 86_400,
+        }
+    }
+
+    /// Assigns the player anew past `bracket`, which was found full.
+    pub fn replacing_full(mut self, bracket: u32) -> Self {
+        self.replace_full = Some(bracket);
+        self
+    }
+
+    /// Sets how long the period's keys live at least.
+    pub fn ttl_secs(mut self, secs: u64) -> Self {
+        self.ttl_secs = secs;
+        self
+    }
+}
+
+/// What [`Store::enter`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Entered {
+    /// The player is on the board (now or already).
+    Ok,
+    /// The board already holds `size` other players; the player was not added.
+    Full,
+}
 
 /// Where a join put a player.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +212,11 @@ pub struct Update<'a> {
     /// The packing multiplier `T` (see [`crate::score`]).
     pub span: u64,
     /// The idempotency key and how long it lives, if the update carries a request id.
+    /// The key names the player and the request id: the same id sent for two players
+    /// (a match id for every participant) is two requests.
     pub request: Option<(String, u64)>,
+    /// The event's time rules.
+    pub time: TimeCheck,
 }
 
 /// What the store did with an update.
@@ -56,8 +232,14 @@ pub enum UpdateStatus {
         /// The packed value before the update (0 if not on the board).
         current: u64,
     },
-    /// The bracket is closed; nothing changed.
+    /// The bracket is closed, or its period no longer accepts events by the store's
+    /// clock; nothing changed.
     Closed,
+    /// The player is not on this bracket's board (the store lost data, or a stale
+    /// placement); nothing changed. The engine places the player again.
+    NotPlaced,
+    /// The event is too early or in the future by the store's clock; nothing changed.
+    Refused(TimeRefusal),
 }
 
 /// The store's reply to an update.
@@ -127,6 +309,60 @@ impl PlayerState {
 /// and its join counters `(tier, players joined)`.
 pub type ClosingPeriod = (Option<String>, Vec<(String, u64)>);
 
+/// What [`Store::set_profile`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProfileWrite {
+    /// Written: the new version and the whole profile as JSON.
+    Written {
+        /// Increases with every write.
+        version: u64,
+        /// The merged profile.
+        json: String,
+    },
+    /// The merged profile would be `bytes` long; nothing was written.
+    TooLarge {
+        /// Encoded size of the merged profile.
+        bytes: usize,
+    },
+}
+
+/// A reward claim as the store sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Claim<'a> {
+    /// Makes the claim idempotent: a repeat returns the first answer.
+    pub claim_id: Option<&'a str>,
+    /// The current period, recorded with a claim answer (see
+    /// [`Store::record_state`], which trims old answers).
+    pub period: u64,
+    /// Seconds the player's reward keys live at least.
+    pub ttl_secs: u64,
+}
+
+impl<'a> Claim<'a> {
+    /// A claim, idempotent with `claim_id`, in period 1, keeping the keys a day.
+    pub fn new(claim_id: Option<&'a str>) -> Self {
+        Claim {
+            claim_id,
+            period: 1,
+            ttl_secs: 86_400,
+        }
+    }
+
+    /// Sets the current period.
+    pub fn in_period(mut self, period: u64) -> Self {
+        self.period = period;
+        self
+    }
+
+    /// Sets how long the keys live at least.
+    pub fn ttl_secs(mut self, secs: u64) -> Self {
+        self.ttl_secs = secs;
+        self
+    }
+}
+
 /// Whether a bracket still needs closing, as seen by one rollover process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -139,17 +375,44 @@ pub enum BracketClaim {
     Busy,
 }
 
+/// A reward whose grant failed (for example, the player's rewards key holds data
+/// leaguekit did not write). The rest of its period is closed; every rollover retries it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct BlockedGrant {
+    /// The player.
+    pub player: String,
+    /// Where the reward was earned: `period/tier/bracket`.
+    pub source: String,
+    /// The grant.
+    pub grant: String,
+    /// Why the grant failed.
+    pub error: String,
+}
+
+/// One reward to grant: `(player's keys, source, grant)`.
+pub type Grant = (PlayerKeys, String, String);
+
 /// The atomic operations behind a [`crate::League`].
 pub trait Store: Send + Sync + 'static {
-    /// Places `player` in a bracket of `tier` for the period, unless already placed:
+    /// The store's clock (Redis `TIME`; the embedded store's clock), unix milliseconds.
+    fn now(&self) -> impl Future<Output = Result<i64, StoreError>> + Send;
+
+    /// Whether [`Store::now`] is free (no I/O): then the engine asks it every time
+    /// instead of estimating the offset between its own clock and the store's.
+    fn now_is_free(&self) -> bool {
+        false
+    }
+
+    /// Places the player in a bracket of `tier` for the period, unless already placed:
     /// bracket = ceil(n / size) where n is the tier's join counter after increment.
-    /// Atomic per period: concurrent joins of one player get one bracket.
+    /// Atomic per period: concurrent joins of one player get one bracket. Refused with
+    /// [`StoreError::PeriodClosed`] once the period is closing or no longer accepts
+    /// events by the store's clock, and with [`StoreError::Time`] before it starts.
     fn join(
         &self,
         period: &PeriodKeys,
-        player: &str,
-        tier: &str,
-        size: u32,
+        request: &JoinRequest<'_>,
     ) -> impl Future<Output = Result<Joined, StoreError>> + Send;
 
     /// The player's placement in the period, if any: `(tier, bracket)`.
@@ -160,15 +423,21 @@ pub trait Store: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<(String, u32)>, StoreError>> + Send;
 
     /// Puts a joined player on the bracket's board (as never-scored) unless already
-    /// there, and caches their profile JSON beside it. Idempotent.
+    /// there, and caches their profile (`version`, JSON) beside it. Idempotent. A board
+    /// that already holds `size` other players is not changed ([`Entered::Full`]); the
+    /// board's keys live at least `ttl_secs`.
     fn enter(
         &self,
         bracket: &BracketKeys,
         player: &str,
-        profile: Option<&str>,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+        size: u32,
+        profile: Option<(u64, &str)>,
+        ttl_secs: u64,
+    ) -> impl Future<Output = Result<Entered, StoreError>> + Send;
 
-    /// Applies one update atomically, with the idempotency check in the same step.
+    /// Applies one update atomically: the idempotency record is consulted first (a
+    /// repeated request is answered as the first time, even after the period closed),
+    /// then the time rules, the closed marker and the player's board entry.
     fn update(
         &self,
         bracket: &BracketKeys,
@@ -212,20 +481,34 @@ pub trait Store: Send + Sync + 'static {
         period: &PeriodKeys,
     ) -> impl Future<Output = Result<Vec<(String, u64)>, StoreError>> + Send;
 
-    /// Replaces the given profile fields of a player, and refreshes the cached copy
-    /// (`json`, the whole profile) in `bracket` if the player is placed there.
+    /// Merges `fields` into the player's profile, atomically with the size check: the
+    /// merged profile, encoded as JSON with its fields in `order` (the season's fields,
+    /// sorted), must fit in `max_bytes`, or nothing is written. Returns the new version
+    /// and JSON, or [`ProfileWrite::TooLarge`]. The keys live at least `ttl_secs`.
     fn set_profile(
         &self,
         player_keys: &PlayerKeys,
         fields: &[(String, String)],
-        cache: Option<(&BracketKeys, &str, &str)>,
+        order: &[String],
+        max_bytes: usize,
+        ttl_secs: u64,
+    ) -> impl Future<Output = Result<ProfileWrite, StoreError>> + Send;
+
+    /// Caches a profile copy in `bracket` for `player` if they are on its board and the
+    /// cached copy is older than `version` (so concurrent edits settle on the newest).
+    fn cache_profile(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+        version: u64,
+        json: &str,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// The player's profile fields.
+    /// The player's profile fields, and its version (0 if never set).
     fn profile(
         &self,
         player_keys: &PlayerKeys,
-    ) -> impl Future<Output = Result<Vec<(String, String)>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<(Vec<(String, String)>, u64), StoreError>> + Send;
 
     /// The player's league state, if they ever joined.
     fn player_state(
@@ -236,11 +519,18 @@ pub trait Store: Send + Sync + 'static {
     /// Records the player's latest placement. A state for an earlier period than the
     /// stored one is ignored; one for a later period moves the stored placement to
     /// `previous` (the `previous` field of the argument is ignored). So concurrent or
-    /// repeated writes converge.
+    /// repeated writes converge. Every key of the player then expires in `ttl_secs`.
+    ///
+    /// In the same step, trims what can no longer matter: claimed rewards earned
+    /// before period `trim_before` (the rollover never grants them again) and claim
+    /// answers given before it. Every placement trims, so a player who keeps playing
+    /// keeps small records, and one who stops has them expire.
     fn record_state(
         &self,
         player_keys: &PlayerKeys,
         state: &PlayerState,
+        ttl_secs: u64,
+        trim_before: u64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     // ---- rollover (see crate::rollover) ----
@@ -259,10 +549,12 @@ pub trait Store: Send + Sync + 'static {
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Starts closing a period: marks it `closing` (joins are refused from now on) and
-    /// returns its summary if it is already closed, and its join counters.
+    /// returns its summary if it is already closed, and its join counters. Refused with
+    /// [`StoreError::Time`] before `check` allows the close; nothing is written then.
     fn begin_close(
         &self,
         period: &PeriodKeys,
+        check: CloseCheck,
     ) -> impl Future<Output = Result<ClosingPeriod, StoreError>> + Send;
 
     /// The period's summary if it is closed.
@@ -282,18 +574,22 @@ pub trait Store: Send + Sync + 'static {
 
     /// `Done` if the bracket is finished; else takes the lease for `owner` for
     /// `lease_ms` if it is free (or already `owner`'s) and answers `Mine`; else `Busy`.
+    /// Refused with [`StoreError::Time`] (nothing written) before `check` allows it.
     fn claim_bracket(
         &self,
         bracket: &BracketKeys,
         owner: &str,
         lease_ms: u64,
+        check: CloseCheck,
     ) -> impl Future<Output = Result<BracketClaim, StoreError>> + Send;
 
     /// Marks the bracket closed (updates are refused from now on) and returns its whole
-    /// board as `(player, packed)`, in one atomic step. Idempotent.
+    /// board as `(player, packed)`, in one atomic step. Idempotent. Refused with
+    /// [`StoreError::Time`] (nothing written) before `check` allows it.
     fn freeze(
         &self,
         bracket: &BracketKeys,
+        check: CloseCheck,
     ) -> impl Future<Output = Result<Vec<(String, u64)>, StoreError>> + Send;
 
     /// Records the bracket's outcomes (`player → encoded outcome`) unless already
@@ -307,10 +603,35 @@ pub trait Store: Send + Sync + 'static {
 
     /// Grants rewards: for each `(player, source, grant)`, sets the player's reward
     /// `source` to pending `grant` unless the player already has that source (pending
-    /// or claimed). Pipelined; idempotent.
+    /// or claimed), and keeps the rewards at least `ttl_secs`. Pipelined; idempotent.
+    /// One result per grant, in order: a grant that fails (the player's data is not
+    /// what leaguekit wrote) does not stop the others. The outer error means the whole
+    /// call failed and may be retried.
     fn grant(
         &self,
-        grants: &[(PlayerKeys, String, String)],
+        grants: &[Grant],
+        ttl_secs: u64,
+    ) -> impl Future<Output = Result<Vec<Result<(), StoreError>>, StoreError>> + Send;
+
+    /// Records grants that failed, to be retried by every later rollover.
+    fn block_grants(
+        &self,
+        season: &SeasonKeys,
+        blocked: &[BlockedGrant],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The grants recorded by [`Store::block_grants`] and not yet unblocked.
+    fn blocked_grants(
+        &self,
+        season: &SeasonKeys,
+    ) -> impl Future<Output = Result<Vec<BlockedGrant>, StoreError>> + Send;
+
+    /// Forgets a blocked grant (after it was granted).
+    fn unblock_grant(
+        &self,
+        season: &SeasonKeys,
+        source: &str,
+        player: &str,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Marks the bracket finished with its tally and releases the lease. Idempotent.
@@ -340,11 +661,12 @@ pub trait Store: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Vec<(String, String)>, StoreError>> + Send;
 
     /// Marks every pending reward claimed and returns them `(source, grant)` sorted by
-    /// source, atomically. With a claim id, the answer is remembered: a repeated claim
-    /// with the same id returns the same grants and claims nothing new.
+    /// source, atomically. With a claim id, the answer is remembered (with the period
+    /// it was given in): a repeated claim with the same id returns the same grants and
+    /// claims nothing new. The keys live at least `ttl_secs`.
     fn claim_rewards(
         &self,
         player_keys: &PlayerKeys,
-        claim_id: Option<&str>,
+        claim: &Claim<'_>,
     ) -> impl Future<Output = Result<Vec<(String, String)>, StoreError>> + Send;
 }

@@ -6,6 +6,7 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 
 struct Cli {
@@ -13,18 +14,45 @@ struct Cli {
     url: String,
 }
 
+/// An RFC 3339 time in whole seconds.
+fn rfc(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Now, in whole seconds.
+fn now() -> DateTime<Utc> {
+    let n = Utc::now();
+    n - chrono::Duration::nanoseconds(i64::from(n.timestamp_subsec_nanos()))
+}
+
 impl Cli {
+    /// The example season with daily periods whose first one ends at `first_end`, so
+    /// the league clock (Redis's) runs inside the season, and `[clock] max_skew = 1s`.
     fn new(tag: &str) -> Cli {
+        Cli::ending(tag, now() + chrono::Duration::hours(12))
+    }
+
+    fn ending(tag: &str, first_end: DateTime<Utc>) -> Cli {
+        let start = first_end - chrono::Duration::days(1);
         let text = std::fs::read_to_string("config/season.toml")
             .expect("config/season.toml")
             .replacen(
                 "key_prefix = \"lk\"",
                 &format!("key_prefix = \"{}\"", common::unique_prefix(tag)),
                 1,
-            );
+            )
+            .replacen("period = \"weekly\"", "period = \"daily\"", 1)
+            .replacen(
+                "start = 2026-01-05T00:00:00Z",
+                &format!("start = {}", rfc(start)),
+                1,
+            )
+            + "\n[clock]\nmax_skew = \"1s\"\n";
         assert!(
-            !text.contains("key_prefix = \"lk\""),
-            "the example season's prefix moved"
+            !text.contains("key_prefix = \"lk\"")
+                && !text.contains("period = \"weekly\"")
+                && !text.contains("start = 2026-01-05T00"),
+            "the example season's prefix, period or start moved"
         );
         let mut config = tempfile::NamedTempFile::new().expect("temp");
         config.write_all(text.as_bytes()).expect("write");
@@ -89,11 +117,12 @@ fn keys(v: &Value) -> Vec<&str> {
     k
 }
 
-const AT: &str = "2026-03-04T10:00:00Z";
-
 #[test]
+#[allow(non_snake_case)]
 fn data_commands_print_their_json_shapes() {
     let cli = Cli::new("cli");
+    let at = rfc(now() - chrono::Duration::minutes(1));
+    let AT = at.as_str();
     let j = cli.json(&["join", "ana", "--at", AT]);
     assert_eq!(keys(&j), ["bracket", "period", "player", "tier"]);
     assert_eq!(
@@ -149,20 +178,35 @@ fn data_commands_print_their_json_shapes() {
     let ghost = cli.json(&["player", "ghost", "--period", &period]);
     assert!(ghost["bracket"].is_null() && ghost["rank"].is_null() && ghost["score"].is_null());
 
-    // Batch: one line out per line in, errors in place, exit code 2 if any failed.
+    // Batch: one line out per line in, with its line number and status, errors in
+    // place, a summary on stderr, exit code 2 if any was refused.
     let input = format!(
-        "{{\"player\":\"bo\",\"value\":5,\"at\":\"{AT}\"}}\nnot json\n{{\"player\":\"cy\",\"value\":7,\"request_id\":\"x\",\"at\":\"{AT}\"}}\n{{\"player\":\"\",\"value\":1}}\n"
+        "{{\"player\":\"bo\",\"value\":5,\"at\":\"{AT}\"}}\nnot json\n{{\"player\":\"cy\",\"value\":7,\"request_id\":\"x\",\"at\":\"{AT}\"}}\n{{\"player\":\"\",\"value\":1}}\n{{\"player\":\"cy\",\"value\":7,\"request_id\":\"x\",\"at\":\"{AT}\"}}\n"
     );
     let out = cli.run(&["submit", "--batch", "-"], Some(&input));
     assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("5 line(s): 2 applied, 1 duplicate(s), 2 refused, 0 unknown"),
+        "{err}"
+    );
     let lines: Vec<Value> = String::from_utf8(out.stdout)
         .expect("utf-8")
         .lines()
         .map(|l| serde_json::from_str(l).expect("json line"))
         .collect();
-    assert_eq!(lines.len(), 4);
+    assert_eq!(lines.len(), 5);
+    let status: Vec<_> = lines
+        .iter()
+        .map(|l| l["status"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(
+        status,
+        ["applied", "refused", "applied", "refused", "duplicate"]
+    );
+    let numbers: Vec<_> = lines.iter().map(|l| l["line"].as_u64()).collect();
+    assert_eq!(numbers, [Some(1), Some(2), Some(3), Some(4), Some(5)]);
     assert_eq!(lines[0]["score"].as_u64(), Some(5));
-    assert_eq!(lines[1]["line"].as_u64(), Some(2));
     assert_eq!(lines[2]["player"], "cy");
     assert!(
         lines[3]["error"]
@@ -173,8 +217,16 @@ fn data_commands_print_their_json_shapes() {
 }
 
 #[test]
+#[allow(non_snake_case)]
 fn errors_go_to_stderr_and_write_nothing() {
     let cli = Cli::new("clierr");
+    let at = rfc(now() - chrono::Duration::minutes(1));
+    let AT = at.as_str();
+    // Times ahead of the league clock (Redis's) by more than max_skew are refused.
+    let ahead = rfc(now() + chrono::Duration::hours(2));
+    cli.fails(&["submit", "ana", "5", "--at", &ahead], 2, "in the future");
+    cli.fails(&["join", "ana", "--at", &ahead], 2, "in the future");
+    cli.fails(&["rollover", "--at", &ahead], 2, "in the future");
     cli.fails(&["submit", "ana", "5", "--at", "yesterday"], 2, "RFC 3339");
     cli.fails(
         &["submit", "ana", "5", "--at", "2020-01-01T00:00:00Z"],
@@ -189,6 +241,8 @@ fn errors_go_to_stderr_and_write_nothing() {
     cli.fails(&["standings", "mithril", "1"], 2, "unknown tier");
     cli.fails(&["profile", "ana", "email=x"], 2, "unknown profile field");
     let v = cli.json(&["player", "ana", "--period", "9"]);
+    assert!(v["bracket"].is_null(), "nothing was written");
+    let v = cli.json(&["player", "ana"]);
     assert!(v["bracket"].is_null(), "nothing was written");
     // No Redis given.
     let out = Command::new(env!("CARGO_BIN_EXE_leaguekit"))
@@ -210,6 +264,21 @@ fn check_validates_and_prints_limits() {
     assert!(c["tiers"].as_array().expect("tiers").len() >= 2);
     let p = &c["periods"][0];
     assert_eq!(keys(p), ["end", "id", "start"]);
+    // The demo season of the README's walk-through is valid and has short periods.
+    let out = Command::new(env!("CARGO_BIN_EXE_leaguekit"))
+        .args(["--config", "config/demo.toml", "check", "--json"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let demo: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let (start, end) = (&demo["periods"][0]["start"], &demo["periods"][0]["end"]);
+    let length = chrono::DateTime::parse_from_rfc3339(end.as_str().expect("end")).expect("end")
+        - chrono::DateTime::parse_from_rfc3339(start.as_str().expect("start")).expect("start");
+    assert_eq!(length.num_seconds(), 120);
     // A bad season: the message names file:line:col.
     let mut bad = tempfile::NamedTempFile::new().expect("temp");
     bad.write_all(b"name = \"x\"\nkey_prefix = \"lk\"\nbogus = 1\n")
@@ -227,25 +296,41 @@ fn check_validates_and_prints_limits() {
 
 #[test]
 fn rollover_export_rewards_claim() {
-    let cli = Cli::new("cliroll");
+    // Period 1 ends in a few seconds by the league clock.
+    let end = now() + chrono::Duration::seconds(4);
+    let cli = Cli::ending("cliroll", end);
+    let at = rfc(now());
     for (p, v) in [("ana", 50), ("bo", 40), ("cy", 30)] {
-        cli.json(&["submit", p, &v.to_string(), "--at", "2026-01-06T10:00:00Z"]);
+        cli.json(&["submit", p, &v.to_string(), "--at", &at]);
     }
-    let dry = cli.json(&["rollover", "--at", "2026-01-13T00:00:00Z", "--dry-run"]);
+    // A dry run may look ahead; a real rollover may not, and nothing is closed early.
+    let closes = rfc(end + chrono::Duration::seconds(1));
+    let dry = cli.json(&["rollover", "--at", &closes, "--dry-run"]);
     assert_eq!(dry["closed"][0]["players"].as_u64(), Some(3));
+    let early = cli.json(&["rollover"]);
+    assert!(
+        early["closed"].as_array().expect("list").is_empty(),
+        "{early}"
+    );
     assert!(
         cli.json(&["rewards", "ana"])["rewards"]
             .as_array()
             .expect("list")
             .is_empty()
     );
-    let r = cli.json(&["rollover", "--at", "2026-01-13T00:00:00Z"]);
+    // Wait until the period may close (its end plus max_skew) by the league clock.
+    let wait = (end + chrono::Duration::milliseconds(1200) - Utc::now())
+        .to_std()
+        .unwrap_or_default();
+    std::thread::sleep(wait);
+    let r = cli.json(&["rollover"]);
     let first = &r["closed"][0];
     for k in [
         "period", "brackets", "players", "promoted", "demoted", "stayed", "rewards",
     ] {
         assert!(first.get(k).is_some(), "missing {k}: {first}");
     }
+    assert_eq!(first["players"].as_u64(), Some(3), "{r}");
     let out = cli.run(&["export", "--period", "1"], None);
     assert!(out.status.success());
     let lines: Vec<Value> = String::from_utf8(out.stdout)

@@ -534,7 +534,10 @@ on_both!(around_and_paging, |league, _clock| {
 });
 
 on_both!(periods_are_separate, |league, clock| {
+    clock.set(t("2026-01-05T23:59:59.500Z"));
     submit_at(&league, "p", 10, "2026-01-05T23:59:59Z").await;
+    // Period 1 may close (and decide p's tier) once max_skew (5 s) has passed.
+    clock.set(t("2026-01-06T00:00:05Z"));
     let next = submit_at(&league, "p", 7, "2026-01-06T00:00:00Z").await;
     assert_eq!((next.period, next.score), (2, 7));
     clock.set(t("2026-01-06T05:00:00Z"));
@@ -548,7 +551,8 @@ on_both!(periods_are_separate, |league, clock| {
 on_both!(batch_matches_single, |league, _clock| {
     let items: Vec<BatchItem> = (0..50)
         .map(|i| {
-            BatchItem::new(format!("p{}", i % 7), i * 13 % 17).with_options(
+            // Items 45..50 repeat the (player, request id) of items 0..5.
+            BatchItem::new(format!("p{}", (i % 45) % 7), i * 13 % 17).with_options(
                 SubmitOptions::default()
                     .request_id(format!("r{}", i % 45))
                     .at(t("2026-01-05T02:00:00Z") + Duration::seconds(i)),
@@ -556,7 +560,7 @@ on_both!(batch_matches_single, |league, _clock| {
         })
         .chain([BatchItem::new("", 1), BatchItem::new("big", 5_000_000)])
         .collect();
-    let out = league.submit_many(&items).await.expect("batch");
+    let out = league.submit_many(&items).await;
     assert_eq!(out.len(), 52);
     assert!(out[50].is_err() && out[51].is_err());
     let dupes = out
@@ -577,6 +581,399 @@ on_both!(batch_matches_single, |league, _clock| {
         );
     }
 });
+
+// ---- hardening (issue 7): clocks, shared request ids, retries after the close,
+// profile size under concurrency, leap seconds. Every case fails before its fix.
+
+/// An error's input error, or a panic naming what came instead.
+fn refused(r: Result<leaguekit::engine::Submission, Error>) -> InputError {
+    match r {
+        Err(e) => input_err(e),
+        Ok(s) => panic!("expected a refusal, got {s:?}"),
+    }
+}
+
+on_both!(
+    future_times_are_refused_and_write_nothing,
+    |league, clock| {
+        // The league clock reads 12:00:00; max_skew is 5 s.
+        let e = refused(
+            league
+                .submit(
+                    "fut",
+                    1,
+                    SubmitOptions::default().at(t("2026-01-05T12:00:06Z")),
+                )
+                .await,
+        );
+        assert!(
+            matches!(
+                e,
+                InputError::FutureTime {
+                    ahead_ms: 6000,
+                    max_skew_ms: 5000,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("in the future"), "{e}");
+        // A time in the next period, and one decades ahead: refused the same way.
+        for at in ["2026-01-06T00:00:00Z", "2046-01-01T00:00:00Z"] {
+            let e = refused(
+                league
+                    .submit("fut", 1, SubmitOptions::default().at(t(at)))
+                    .await,
+            );
+            assert!(matches!(e, InputError::FutureTime { .. }), "{at}: {e:?}");
+            let e = league.join("fut", Some(t(at))).await.unwrap_err();
+            assert!(
+                matches!(input_err(e), InputError::FutureTime { .. }),
+                "{at}"
+            );
+        }
+        // Within the skew is fine.
+        let s = league
+            .submit(
+                "ok",
+                1,
+                SubmitOptions::default().at(t("2026-01-05T12:00:04Z")),
+            )
+            .await
+            .expect("within the skew");
+        assert_eq!(s.period, 1);
+        // Nothing was written for the refused player.
+        assert_eq!(
+            league.player("fut", Some(1)).await.expect("view").bracket,
+            None
+        );
+        assert_eq!(
+            league.player("fut", Some(2)).await.expect("view").bracket,
+            None
+        );
+        assert_eq!(league.counts(Some(2)).await.expect("counts")[0].players, 0);
+        // A rollover may not look ahead; a dry run may.
+        let e = league
+            .rollover(Some(t("2026-01-07T00:00:00Z")), Default::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(input_err(e), InputError::FutureTime { .. }));
+        let dry = league
+            .rollover(
+                Some(t("2026-01-07T00:00:00Z")),
+                leaguekit::RolloverOptions::default().dry_run(true),
+            )
+            .await
+            .expect("dry run");
+        assert_eq!(dry.closed.len(), 1);
+        // Nothing closed: period 1 still takes updates.
+        clock.set(t("2026-01-05T12:00:10Z"));
+        submit_at(&league, "ok", 1, "2026-01-05T12:00:09Z").await;
+    }
+);
+
+on_both!(
+    a_fast_clock_at_the_boundary_closes_nothing,
+    |league, clock| {
+        clock.set(t("2026-01-05T23:59:58Z"));
+        submit_at(&league, "a", 10, "2026-01-05T23:00:00Z").await;
+        submit_at(&league, "b", 20, "2026-01-05T23:30:00Z").await;
+        // A game server 3 s fast stamps period 2 while the league clock is in period 1:
+        // a typed, retryable refusal; nothing is placed or closed.
+        let e = league
+            .submit(
+                "a",
+                1,
+                SubmitOptions::default().at(t("2026-01-06T00:00:01Z")),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.retry_after(),
+            Some(std::time::Duration::from_millis(2000))
+        );
+        assert!(matches!(
+            input_err(e),
+            InputError::NotStarted {
+                period: 2,
+                retry_after_ms: 2000,
+                ..
+            }
+        ));
+        let e = league
+            .join("new", Some(t("2026-01-06T00:00:01Z")))
+            .await
+            .unwrap_err();
+        assert!(matches!(input_err(e), InputError::NotStarted { .. }));
+        assert_eq!(league.counts(Some(2)).await.expect("counts")[0].players, 0);
+        // Period 1 is untouched: others still join it and score, no reward is out.
+        submit_at(&league, "c", 5, "2026-01-05T23:59:57Z").await;
+        submit_at(&league, "a", 1, "2026-01-05T23:59:58Z").await;
+        assert!(league.rewards("b").await.expect("rewards").is_empty());
+        assert_eq!(
+            league.player("c", Some(1)).await.expect("view").score,
+            Some(5)
+        );
+    }
+);
+
+on_both!(nothing_closes_before_its_end_plus_skew, |league, clock| {
+    clock.set(t("2026-01-05T23:59:59Z"));
+    submit_at(&league, "a", 30, "2026-01-05T22:00:00Z").await;
+    submit_at(&league, "b", 20, "2026-01-05T22:00:00Z").await;
+    // Period 2 has begun, but period 1 accepts late events until 00:00:05.
+    clock.set(t("2026-01-06T00:00:02Z"));
+    let r = league
+        .rollover(None, Default::default())
+        .await
+        .expect("rollover");
+    assert!(r.closed.is_empty(), "closed early: {r:?}");
+    // A slow server's last event of period 1 still counts.
+    submit_at(&league, "b", 15, "2026-01-05T23:59:59.500Z").await;
+    // a's tier in period 2 depends on period 1's outcome: not yet.
+    let e = league
+        .submit(
+            "a",
+            1,
+            SubmitOptions::default().at(t("2026-01-06T00:00:01Z")),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.retry_after(),
+        Some(std::time::Duration::from_millis(3000))
+    );
+    assert!(matches!(
+        input_err(e),
+        InputError::StillClosing { period: 1, .. }
+    ));
+    // A new player has no previous period and joins period 2 at once.
+    submit_at(&league, "n", 1, "2026-01-06T00:00:01Z").await;
+    // From 00:00:05 period 1 is closed, whether or not the rollover has run.
+    clock.set(t("2026-01-06T00:00:05Z"));
+    let e = league
+        .submit(
+            "b",
+            1,
+            SubmitOptions::default().at(t("2026-01-05T23:59:59.900Z")),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        input_err(e),
+        InputError::PeriodClosed { period: 1 }
+    ));
+    // b's late 15 made b first: b is promoted, a is not.
+    let s = league
+        .submit(
+            "a",
+            1,
+            SubmitOptions::default().at(t("2026-01-06T00:00:05Z")),
+        )
+        .await
+        .expect("a in period 2");
+    assert_eq!(s.tier, "bronze");
+    let s = league
+        .submit(
+            "b",
+            1,
+            SubmitOptions::default().at(t("2026-01-06T00:00:05Z")),
+        )
+        .await
+        .expect("b in period 2");
+    assert_eq!(s.tier, "silver");
+    let r = league
+        .rollover(None, Default::default())
+        .await
+        .expect("rollover");
+    assert_eq!(r.closed.len(), 1);
+    assert_eq!(r.closed[0].totals.players, 2);
+});
+
+on_both!(request_ids_are_per_player, |league, _clock| {
+    // One match id sent for both participants: two requests, two answers.
+    let opts = SubmitOptions::default()
+        .request_id("match-1")
+        .at(t("2026-01-05T10:00:00Z"));
+    let ana = league.submit("ana", 10, opts.clone()).await.expect("ana");
+    let bo = league.submit("bo", 3, opts.clone()).await.expect("bo");
+    assert!(ana.applied && bo.applied);
+    assert_eq!((ana.player.as_str(), ana.score), ("ana", 10));
+    assert_eq!((bo.player.as_str(), bo.score, bo.rank), ("bo", 3, 2));
+    // Each one's retry answers with that player's own first answer.
+    let again = league.submit("bo", 3, opts.clone()).await.expect("retry");
+    assert!(!again.applied);
+    assert_eq!(
+        (again.player.as_str(), again.score, again.rank),
+        ("bo", 3, 2)
+    );
+    let again = league.submit("ana", 10, opts).await.expect("retry");
+    assert_eq!((again.score, again.rank), (10, 1));
+    assert_eq!(
+        order(&league, "bronze", 1).await,
+        [("ana".to_owned(), 10), ("bo".to_owned(), 3)]
+    );
+});
+
+on_both!(a_retry_after_the_close_is_answered, |league, clock| {
+    // Within the idempotency window (1 h) of the first submission.
+    clock.set(t("2026-01-05T23:50:00Z"));
+    let opts = SubmitOptions::default()
+        .request_id("r1")
+        .at(t("2026-01-05T11:00:00Z"));
+    let first = league.submit("a", 7, opts.clone()).await.expect("first");
+    league
+        .submit(
+            "b",
+            2,
+            SubmitOptions::default().at(t("2026-01-05T11:00:00Z")),
+        )
+        .await
+        .expect("b");
+    // Past the close, before and after the rollover: the retry gets the first answer.
+    clock.set(t("2026-01-06T00:10:00Z"));
+    for rollover in [false, true] {
+        if rollover {
+            league
+                .rollover(None, Default::default())
+                .await
+                .expect("rollover");
+        }
+        let again = league.submit("a", 7, opts.clone()).await.expect("retry");
+        assert_eq!(
+            (again.applied, again.score, again.rank, again.period),
+            (false, first.score, first.rank, 1),
+            "after rollover: {rollover}"
+        );
+        // Anything else with a time in period 1 is refused.
+        let e = league
+            .submit("a", 7, opts.clone().request_id("r2"))
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            input_err(e),
+            InputError::PeriodClosed { period: 1 }
+        ));
+        let e = league
+            .submit(
+                "a",
+                7,
+                SubmitOptions::default().at(t("2026-01-05T11:00:00Z")),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            input_err(e),
+            InputError::PeriodClosed { period: 1 }
+        ));
+    }
+    assert_eq!(
+        league.player("a", Some(1)).await.expect("view").score,
+        Some(7)
+    );
+});
+
+on_both!(
+    concurrent_profile_edits_stay_within_max_bytes,
+    |league, _clock| {
+        // max_bytes is 64: {"name":"<30>"} is 41 bytes, {"avatar":"<30>","name":"<30>"} 83.
+        for round in 0..8 {
+            let player = format!("p{round}");
+            submit_at(&league, &player, 1, "2026-01-05T10:00:00Z").await;
+            let (l1, l2) = (league.clone(), league.clone());
+            let (p1, p2) = (player.clone(), player.clone());
+            let name = tokio::spawn(async move {
+                l1.set_profile(&p1, &[("name".into(), "n".repeat(30))])
+                    .await
+            });
+            let avatar = tokio::spawn(async move {
+                l2.set_profile(&p2, &[("avatar".into(), "a".repeat(30))])
+                    .await
+            });
+            let results = [name.await.expect("task"), avatar.await.expect("task")];
+            let ok = results.iter().filter(|r| r.is_ok()).count();
+            assert_eq!(ok, 1, "round {round}: {results:?}");
+            for r in results {
+                if let Err(e) = r {
+                    assert!(matches!(
+                        input_err(e),
+                        InputError::ProfileTooLarge { bytes: 83, max: 64 }
+                    ));
+                }
+            }
+            let stored = league.profile(&player).await.expect("profile");
+            assert_eq!(stored.len(), 1, "{stored:?}");
+            let cached = league
+                .standings("bronze", 1, Some(1), 0, 100)
+                .await
+                .expect("standings")
+                .entries
+                .into_iter()
+                .find(|e| e.player == player)
+                .expect("on the board")
+                .profile;
+            let json = serde_json::to_string(&stored).expect("json");
+            assert!(json.len() <= 64);
+            assert_eq!(
+                cached,
+                serde_json::from_str::<serde_json::Value>(&json).expect("v")
+            );
+        }
+    }
+);
+
+on_both!(profile_size_is_counted_in_json_bytes, |league, _clock| {
+    // Quotes, backslashes, control bytes (escaped), DEL and non-ASCII (not escaped):
+    // the same size on both stores, byte for byte what serde_json writes.
+    let mut value = "\"\\\n\t\u{1}\u{1f}\u{7f}é✓".to_owned();
+    let size = |v: &str| {
+        let mut m = std::collections::BTreeMap::new();
+        m.insert("name", v);
+        serde_json::to_string(&m).expect("json").len()
+    };
+    while size(&value) < 64 {
+        value.push('x');
+    }
+    assert_eq!(size(&value), 64);
+    league
+        .set_profile("p", &[("name".into(), value.clone())])
+        .await
+        .expect("exactly max_bytes");
+    assert_eq!(league.profile("p").await.expect("profile")["name"], value);
+    value.push('x');
+    let e = league
+        .set_profile("p", &[("name".into(), value)])
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        input_err(e),
+        InputError::ProfileTooLarge { bytes: 65, max: 64 }
+    ));
+});
+
+on_both!(
+    a_leap_second_is_the_last_instant_of_its_second,
+    |league, clock| {
+        clock.set(t("2026-01-05T23:59:59.900Z"));
+        let leap = DateTime::parse_from_rfc3339("2026-01-05T23:59:60.5Z")
+            .expect("chrono reads leap seconds")
+            .with_timezone(&Utc);
+        let s = league
+            .submit("leap", 5, SubmitOptions::default().at(leap))
+            .await
+            .expect("a leap second is an ordinary time");
+        assert_eq!(s.period, 1);
+        submit_at(&league, "last", 5, "2026-01-05T23:59:59Z").await;
+        // Same score, same (last) second of the period: tied on time, so by player id.
+        let names: Vec<String> = order(&league, "bronze", 1)
+            .await
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(names, ["last", "leap"]);
+        assert_eq!(league.period_at(Some(leap)).expect("period").id, 1);
+    }
+);
 
 mod precision {
     use super::*;
@@ -635,17 +1032,29 @@ mod precision {
         assert!(matches!(input_err(e), InputError::Score(_)));
     }
 
+    /// The league clock at the period's last millisecond, so that every event time
+    /// of the test is in the past and the period still open.
+    fn clock() -> Arc<ManualClock> {
+        Arc::new(ManualClock::new(t("2026-01-11T23:59:59.999Z")))
+    }
+
     #[tokio::test]
     async fn memory() {
-        check(League::new(edge_season("lkmem"), MemoryStore::new())).await;
+        check(League::with_clock(
+            edge_season("lkmem"),
+            MemoryStore::new(),
+            clock(),
+        ))
+        .await;
     }
 
     #[tokio::test]
     async fn redis() {
         let prefix = common::unique_prefix("edge");
-        check(League::new(
+        check(League::with_clock(
             edge_season(&prefix),
             common::redis_store().await,
+            clock(),
         ))
         .await;
     }

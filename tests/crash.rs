@@ -13,7 +13,7 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 use leaguekit::engine::{BatchItem, SubmitOptions};
 use leaguekit::rollover::RolloverOptions;
-use leaguekit::{League, RedisOptions, RedisStore, Season};
+use leaguekit::{League, ManualClock, RedisOptions, RedisStore, Season};
 
 const PLAYERS: usize = 20_000;
 const SEASON: &str = r#"
@@ -52,12 +52,14 @@ fn at(s: &str) -> DateTime<Utc> {
         .with_timezone(&Utc)
 }
 
-async fn league(url: &str) -> Arc<League<RedisStore>> {
+/// A league whose league clock is `clock` (the test replays past periods: the
+/// rollovers themselves run in child processes on Redis's clock, with `--at`).
+async fn league(url: &str, clock: &ManualClock) -> Arc<League<RedisStore>> {
     let season = Season::from_toml(SEASON, "crash.toml").expect("season");
     let store = RedisStore::connect(url, RedisOptions::default())
         .await
         .expect("connect");
-    Arc::new(League::new(season, store))
+    Arc::new(League::with_clock(season, store, Arc::new(clock.clone())))
 }
 
 /// Deterministic scores: every player plays every period, 8 tasks at a time.
@@ -75,7 +77,7 @@ async fn play(league: &Arc<League<RedisStore>>, when: DateTime<Utc>, salt: u64) 
                 })
                 .collect();
             for chunk in items.chunks(500) {
-                for r in l.submit_many(chunk).await.expect("batch") {
+                for r in l.submit_many(chunk).await {
                     r.expect("submit");
                 }
             }
@@ -180,17 +182,23 @@ async fn killed_and_concurrent_rollovers_end_like_an_uninterrupted_one() {
     let server = common::RedisServer::start(&[]);
     let base = format!("redis://127.0.0.1:{}/", server.port);
     let config = season_file();
-    let l0 = league(&format!("{base}0")).await;
+    let clock = ManualClock::new(at("2026-03-27T12:00:00Z"));
+    let l0 = league(&format!("{base}0"), &clock).await;
     // Three periods of play, two rollovers between them, so period 3 has three tiers.
+    // Each period closes max_skew (5 s) after its end.
     let started = Instant::now();
     play(&l0, at("2026-03-27T12:00:00Z"), 1).await;
-    l0.rollover(Some(at("2026-03-28T00:00:00Z")), RolloverOptions::default())
+    clock.set(at("2026-03-27T23:00:05Z"));
+    l0.rollover(None, RolloverOptions::default())
         .await
         .expect("p1");
+    clock.set(at("2026-03-28T12:00:00Z"));
     play(&l0, at("2026-03-28T12:00:00Z"), 2).await;
-    l0.rollover(Some(at("2026-03-29T00:00:00Z")), RolloverOptions::default())
+    clock.set(at("2026-03-28T23:00:05Z"));
+    l0.rollover(None, RolloverOptions::default())
         .await
         .expect("p2");
+    clock.set(at("2026-03-29T12:00:00Z"));
     play(&l0, at("2026-03-29T12:00:00Z"), 3).await;
     let counts = l0.counts(Some(3)).await.expect("counts");
     assert!(counts.iter().all(|c| c.players > 1000), "{counts:?}");
@@ -200,8 +208,10 @@ async fn killed_and_concurrent_rollovers_end_like_an_uninterrupted_one() {
     );
     copy_to(&base, 1).await;
     copy_to(&base, 2).await;
-    // Period 3 ends at local midnight, 2026-03-30T00:00+02:00 (after the DST change).
-    let when = "2026-03-30T00:00:00+02:00";
+    // Period 3 ends at local midnight, 2026-03-30T00:00+02:00 (after the DST change),
+    // and may close max_skew (5 s) later. The rollover processes decide by Redis's
+    // clock, which is past that.
+    let when = "2026-03-30T00:00:05+02:00";
 
     // The reference: one uninterrupted run on database 1.
     let t = Instant::now();
@@ -210,7 +220,7 @@ async fn killed_and_concurrent_rollovers_end_like_an_uninterrupted_one() {
         .expect("run");
     assert!(status.success());
     let full = t.elapsed();
-    let reference = observe(&*league(&format!("{base}1")).await, 3).await;
+    let reference = observe(&*league(&format!("{base}1"), &clock).await, 3).await;
     eprintln!("uninterrupted rollover of 200 brackets took {full:?}");
 
     // Killed at many points on database 0, spread over the run's duration.
@@ -254,7 +264,7 @@ async fn killed_and_concurrent_rollovers_end_like_an_uninterrupted_one() {
     for c in children {
         finish(c, "a concurrent rollover");
     }
-    let concurrent = observe(&*league(&format!("{base}2")).await, 3).await;
+    let concurrent = observe(&*league(&format!("{base}2"), &clock).await, 3).await;
     assert_eq!(
         concurrent, reference,
         "concurrent rollovers differ from one"

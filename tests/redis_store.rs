@@ -14,7 +14,10 @@ use chrono::{DateTime, Utc};
 use leaguekit::engine::{BatchItem, SubmitOptions};
 use leaguekit::keys::{Keys, hash_tag};
 use leaguekit::score::{EXACT_LIMIT, ScoreMode};
-use leaguekit::{Error, InputError, League, RedisOptions, RedisStore, Season, Store, StoreError};
+use leaguekit::store::{Claim, CloseCheck, JoinRequest, TimeCheck};
+use leaguekit::{
+    Error, InputError, League, ManualClock, RedisOptions, RedisStore, Season, Store, StoreError,
+};
 
 use common::{RedisServer, redis_store, redis_url, unique_prefix};
 
@@ -85,6 +88,14 @@ fn opts_at(at: DateTime<Utc>) -> SubmitOptions {
     SubmitOptions::default().at(at)
 }
 
+/// A league whose league clock stands at the last millisecond of period 1 (the
+/// test seasons' first day): every event time of period 1 is in the past and the
+/// period is still open.
+fn pinned<S: Store>(season: Season, store: S) -> League<S> {
+    let clock = ManualClock::new(start() + chrono::Duration::milliseconds(86_400_000 - 1));
+    League::with_clock(season, store, std::sync::Arc::new(clock))
+}
+
 /// Scores near 2^53 (packed values far above 1e14, where Lua's `%.14g` would lose
 /// digits) come back exactly, in the right order, from every read.
 #[tokio::test]
@@ -94,7 +105,7 @@ async fn packed_scores_at_the_2_53_edge_round_trip_exactly() {
         let packing = s.packing;
         let max = packing.max_score();
         let keys = s.keys();
-        let league = League::new(s.clone(), redis_store().await);
+        let league = pinned(s.clone(), redis_store().await);
         // The last tick of this (24 h) period.
         let last = 86_400_000 / s.scoring.time_resolution.millis() - 1;
         let cases = [
@@ -162,7 +173,7 @@ async fn packed_scores_at_the_2_53_edge_round_trip_exactly() {
 async fn increments_near_the_limit_are_exact() {
     let s = season(&unique_prefix("inc"), "increment", "1s", 100, None);
     let max = s.packing.max_score();
-    let league = League::new(s.clone(), redis_store().await);
+    let league = pinned(s.clone(), redis_store().await);
     let at = opts_at(at_tick(&s, 7));
     let first = league
         .submit("p", (max - 5) as i64, at.clone())
@@ -219,7 +230,7 @@ async fn update_script_mirrors_packing_apply() {
         let s = season(&unique_prefix("mirror"), mode.as_str(), "1s", 100, None);
         let packing = s.packing;
         let max = packing.max_score();
-        let league = League::new(s.clone(), redis_store().await);
+        let league = pinned(s.clone(), redis_store().await);
         let period = league.period_at(Some(start())).expect("period").id;
         let bracket = s.keys().bracket(period, "bronze", 1);
         let mut rng = Lcg(0x5eed ^ mode.as_str().len() as u64);
@@ -286,7 +297,7 @@ fn keys_of_each_script_share_one_slot() {
         let bracket = keys.bracket(3, "gold", 2);
         let tag = hash_tag(&bracket.board);
         // update.lua: board, meta, idempotency key; enter/standings/around: board, prof.
-        for key in [&bracket.meta, &bracket.profiles, &bracket.request(id)] {
+        for key in [&bracket.meta, &bracket.profiles, &bracket.request(id, id)] {
             assert_eq!(hash_tag(key), tag, "{key}");
         }
         // join.lua: assign, joins, meta.
@@ -356,7 +367,7 @@ async fn every_operation_runs_on_a_cluster_node() {
         2,
         Some(1_000_000),
     );
-    let league = League::new(s.clone(), store.clone());
+    let league = pinned(s.clone(), store.clone());
     let at = opts_at(at_tick(&s, 10));
     for player in ["a{1}", "b:2", "c 3", "d}4", "e"] {
         league.join(player, Some(start())).await.expect("join");
@@ -380,7 +391,7 @@ async fn every_operation_runs_on_a_cluster_node() {
                 .with_options(at.clone().request_id(format!("batch-{}", i % 7)))
         })
         .collect();
-    for result in league.submit_many(&batch).await.expect("submit_many") {
+    for result in league.submit_many(&batch).await {
         result.expect("batch item");
     }
     let period = league.period_at(Some(start())).expect("period").id;
@@ -471,7 +482,7 @@ async fn private_league(
         100,
         Some(1_000_000),
     );
-    (League::new(s.clone(), store), s)
+    (pinned(s.clone(), store), s)
 }
 
 #[tokio::test]
@@ -585,7 +596,7 @@ async fn update_many_pipelines_and_matches_sequential_updates() {
         .collect();
     let players: Vec<String> = (0..150).map(|i| format!("p{i:03}")).collect();
     let store = redis_store().await;
-    let batched = League::new(
+    let batched = pinned(
         season(
             &unique_prefix("batch"),
             "increment",
@@ -595,7 +606,7 @@ async fn update_many_pipelines_and_matches_sequential_updates() {
         ),
         store.clone(),
     );
-    let sequential = League::new(
+    let sequential = pinned(
         season(
             &unique_prefix("seq"),
             "increment",
@@ -612,7 +623,7 @@ async fn update_many_pipelines_and_matches_sequential_updates() {
         }
     }
     let began = Instant::now();
-    let many = batched.submit_many(&items).await.expect("submit_many");
+    let many = batched.submit_many(&items).await;
     let pipelined = began.elapsed();
     let began = Instant::now();
     let mut one_by_one = Vec::with_capacity(N);
@@ -721,7 +732,7 @@ async fn update_many_costs_one_round_trip_not_one_per_update() {
     let direct = RedisStore::connect(&server.url(), RedisOptions::default())
         .await
         .expect("connect");
-    let placed = League::new(s.clone(), direct);
+    let placed = pinned(s.clone(), direct);
     for p in players {
         placed.join(p, Some(start())).await.expect("join");
     }
@@ -732,7 +743,7 @@ async fn update_many_costs_one_round_trip_not_one_per_update() {
     )
     .await
     .expect("connect through the proxy");
-    let league = League::new(s.clone(), slow.clone());
+    let league = pinned(s.clone(), slow.clone());
     let bracket = s.keys().bracket(1, "bronze", 1);
     slow.entry(&bracket, "a").await.expect("warm up");
     let began = Instant::now();
@@ -745,7 +756,7 @@ async fn update_many_costs_one_round_trip_not_one_per_update() {
         })
         .collect();
     let began = Instant::now();
-    let results = league.submit_many(&items).await.expect("submit_many");
+    let results = league.submit_many(&items).await;
     let batch = began.elapsed();
     assert!(results.iter().all(|r| r.as_ref().is_ok_and(|s| s.applied)));
     let view = placed.player("a", Some(1)).await.expect("player");
@@ -784,7 +795,7 @@ async fn resp3_connections_answer_the_same() {
     for store in [resp2, resp3] {
         let s = season(&unique_prefix("resp"), "best", "1s", 100, Some(1_000_000));
         let keys = s.keys();
-        let league = League::new(s.clone(), store.clone());
+        let league = pinned(s.clone(), store.clone());
         for (i, p) in ["x", "y", "z"].iter().enumerate() {
             league
                 .set_profile(p, &[("name".into(), format!("N{i}"))])
@@ -833,7 +844,7 @@ async fn foreign_data_is_a_protocol_error() {
     );
     let keys = s.keys();
     let store = redis_store().await;
-    let league = League::new(s.clone(), store.clone());
+    let league = pinned(s.clone(), store.clone());
     league
         .submit("ok", 1, opts_at(start()))
         .await
@@ -875,7 +886,12 @@ async fn foreign_data_is_a_protocol_error() {
     assert!(protocol(
         store.placement(&keys.period(1), "odd").await.map(|_| ())
     ));
-    let joined = store.join(&keys.period(1), "odd", "bronze", 100).await;
+    let joined = store
+        .join(
+            &keys.period(1),
+            &JoinRequest::new("odd", "bronze", 100, TimeCheck::unbounded()),
+        )
+        .await;
     assert!(protocol(joined.map(|_| ())));
 }
 
@@ -891,7 +907,7 @@ async fn closing_and_closed_markers_are_honoured() {
     );
     let keys = s.keys();
     let store = redis_store().await;
-    let league = League::new(s.clone(), store.clone());
+    let league = pinned(s.clone(), store.clone());
     league
         .submit("a", 1, opts_at(start()))
         .await
@@ -920,7 +936,12 @@ async fn closing_and_closed_markers_are_honoured() {
         .query_async(&mut con)
         .await
         .expect("hset");
-    let joined = store.join(&keys.period(1), "late", "bronze", 100).await;
+    let joined = store
+        .join(
+            &keys.period(1),
+            &JoinRequest::new("late", "bronze", 100, TimeCheck::unbounded()),
+        )
+        .await;
     assert!(
         matches!(&joined, Err(StoreError::PeriodClosed)),
         "{joined:?}"
@@ -984,69 +1005,81 @@ async fn odd_grants_round_trip_through_rewards_and_claims() {
             .iter()
             .map(|(s, g)| (player.clone(), s.clone(), g.clone()))
             .collect();
-        store.grant(&grants).await.expect("grant");
+        store.grant(&grants, 3600).await.expect("grant");
         // Granting again changes nothing (HSETNX), even with other grants.
         let again: Vec<_> = want
             .iter()
             .map(|(s, _)| (player.clone(), s.clone(), "other".to_owned()))
             .collect();
-        store.grant(&again).await.expect("grant again");
+        store.grant(&again, 3600).await.expect("grant again");
         want.sort();
         assert_eq!(store.rewards(&player).await.expect("rewards"), want);
         let first = store
-            .claim_rewards(&player, Some("claim-1"))
+            .claim_rewards(&player, &Claim::new(Some("claim-1")))
             .await
             .expect("claim");
         assert_eq!(first, want);
         // The repeated id answers from the stored (cjson-encoded) answer.
         let repeat = store
-            .claim_rewards(&player, Some("claim-1"))
+            .claim_rewards(&player, &Claim::new(Some("claim-1")))
             .await
             .expect("repeat");
         assert_eq!(repeat, want);
         assert!(store.rewards(&player).await.expect("rewards").is_empty());
         // A claimed source is never granted again.
-        store.grant(&grants).await.expect("grant claimed");
+        store.grant(&grants, 3600).await.expect("grant claimed");
         assert!(store.rewards(&player).await.expect("rewards").is_empty());
         // An empty claim id is an id like any other (as in MemoryStore).
         let late = vec![(player.clone(), "late".to_owned(), "x".to_owned())];
-        store.grant(&late).await.expect("grant late");
-        let empty_id = store.claim_rewards(&player, Some("")).await.expect("claim");
+        store.grant(&late, 3600).await.expect("grant late");
+        let empty_id = store
+            .claim_rewards(&player, &Claim::new(Some("")))
+            .await
+            .expect("claim");
         assert_eq!(empty_id, vec![("late".to_owned(), "x".to_owned())]);
-        let empty_again = store.claim_rewards(&player, Some("")).await.expect("again");
+        let empty_again = store
+            .claim_rewards(&player, &Claim::new(Some("")))
+            .await
+            .expect("again");
         assert_eq!(empty_again, empty_id);
         // An id that claimed nothing remembers nothing, and stays nothing.
         assert!(
             store
-                .claim_rewards(&player, Some("none"))
+                .claim_rewards(&player, &Claim::new(Some("none")))
                 .await
                 .expect("c")
                 .is_empty()
         );
         store
-            .grant(&[(player.clone(), "later".to_owned(), "y".to_owned())])
+            .grant(
+                &[(player.clone(), "later".to_owned(), "y".to_owned())],
+                3600,
+            )
             .await
             .expect("grant");
         assert!(
             store
-                .claim_rewards(&player, Some("none"))
+                .claim_rewards(&player, &Claim::new(Some("none")))
                 .await
                 .expect("c")
                 .is_empty()
         );
         assert_eq!(
-            store.claim_rewards(&player, None).await.expect("claim"),
+            store
+                .claim_rewards(&player, &Claim::new(None))
+                .await
+                .expect("claim"),
             vec![("later".to_owned(), "y".to_owned())]
         );
         assert!(
             store
-                .claim_rewards(&player, None)
+                .claim_rewards(&player, &Claim::new(None))
                 .await
                 .expect("c")
                 .is_empty()
         );
         // Nothing at all to grant costs nothing and does nothing.
-        store.grant(&[]).await.expect("empty grant");
+        store.grant(&[], 3600).await.expect("empty grant");
     }
 }
 
@@ -1061,12 +1094,18 @@ async fn record_outcomes_of_ten_thousand_players_and_their_ttls() {
     let store = redis_store().await;
     let mut con = raw_connection().await;
     store
-        .enter(&bracket, "p00000", Some("{\"name\":\"zero\"}"))
+        .enter(
+            &bracket,
+            "p00000",
+            10_000,
+            Some((1, "{\"name\":\"zero\"}")),
+            3600,
+        )
         .await
         .expect("enter");
     assert_eq!(
         store
-            .claim_bracket(&bracket, "me", 15_000)
+            .claim_bracket(&bracket, "me", 15_000, CloseCheck::unbounded())
             .await
             .expect("claim"),
         leaguekit::store::BracketClaim::Mine
@@ -1119,7 +1158,7 @@ async fn record_outcomes_of_ten_thousand_players_and_their_ttls() {
     assert!(pttl(&mut con, &bracket.meta).await > 0, "done kept the TTL");
     assert_eq!(
         store
-            .claim_bracket(&bracket, "other", 15_000)
+            .claim_bracket(&bracket, "other", 15_000, CloseCheck::unbounded())
             .await
             .expect("claim"),
         leaguekit::store::BracketClaim::Done("tally".to_owned())
@@ -1128,10 +1167,16 @@ async fn record_outcomes_of_ten_thousand_players_and_their_ttls() {
     // The period's keys: the closed marker, the counters and the assignments.
     let period = keys.period(1);
     store
-        .join(&period, "p00000", "bronze", 100)
+        .join(
+            &period,
+            &JoinRequest::new("p00000", "bronze", 100, TimeCheck::unbounded()),
+        )
         .await
         .expect("join");
-    store.begin_close(&period).await.expect("begin close");
+    store
+        .begin_close(&period, CloseCheck::unbounded())
+        .await
+        .expect("begin close");
     store
         .finish_period(&period, "{}", week)
         .await
@@ -1164,12 +1209,12 @@ async fn claims_are_retried_only_with_a_claim_id() {
         (a.clone(), "1/gold/1".to_owned(), "gems:100".to_owned()),
         (b.clone(), "1/gold/1".to_owned(), "gems:50".to_owned()),
     ];
-    store.grant(&grants).await.expect("grant");
+    store.grant(&grants, 3600).await.expect("grant");
 
     pause(&server, 600);
     let began = Instant::now();
     let claimed = store
-        .claim_rewards(&a, Some("c1"))
+        .claim_rewards(&a, &Claim::new(Some("c1")))
         .await
         .expect("retried claim");
     assert!(
@@ -1184,7 +1229,10 @@ async fn claims_are_retried_only_with_a_claim_id() {
 
     pause(&server, 600);
     let began = Instant::now();
-    let err = store.claim_rewards(&b, None).await.expect_err("timed out");
+    let err = store
+        .claim_rewards(&b, &Claim::new(None))
+        .await
+        .expect_err("timed out");
     assert!(
         began.elapsed() < Duration::from_millis(550),
         "retried: {err}"
@@ -1194,7 +1242,7 @@ async fn claims_are_retried_only_with_a_claim_id() {
     assert!(store.rewards(&b).await.expect("rewards").is_empty());
     assert!(
         store
-            .claim_rewards(&b, None)
+            .claim_rewards(&b, &Claim::new(None))
             .await
             .expect("claim")
             .is_empty()
@@ -1217,19 +1265,18 @@ async fn rollover_runs_on_a_cluster_node() {
         Some(1_000_000),
     );
     let keys = s.keys();
-    let league = League::new(s.clone(), store.clone());
+    let clock = ManualClock::new(at_tick(&s, 20));
+    let league = League::with_clock(s.clone(), store.clone(), std::sync::Arc::new(clock.clone()));
     for (i, player) in ["a{1}", "b:2", "c 3", "d}4", "e"].iter().enumerate() {
         league
             .submit(player, 10 + i as i64, opts_at(at_tick(&s, 10)))
             .await
             .expect("submit");
     }
-    // Periods 1 and 2 have ended two days after the start.
+    // Periods 1 and 2 may be closed two days (and max_skew) after the start.
+    clock.set(start() + chrono::Duration::days(2) + chrono::Duration::seconds(5));
     let report = league
-        .rollover(
-            Some(start() + chrono::Duration::days(2)),
-            leaguekit::RolloverOptions::default(),
-        )
+        .rollover(None, leaguekit::RolloverOptions::default())
         .await
         .expect("rollover");
     assert_eq!(report.closed.len(), 2);
@@ -1257,7 +1304,7 @@ async fn rollover_runs_on_a_cluster_node() {
     assert_eq!(outcomes, 5);
     // Joining a frozen bracket is refused.
     let frozen = store
-        .enter(&keys.bracket(1, "bronze", 1), "late", None)
+        .enter(&keys.bracket(1, "bronze", 1), "late", 100, None, 3600)
         .await;
     assert!(
         matches!(frozen, Err(StoreError::PeriodClosed)),
@@ -1266,7 +1313,12 @@ async fn rollover_runs_on_a_cluster_node() {
     // Player keys: state with its previous placement, rewards and claims.
     let player = keys.player("a{1}");
     store
-        .record_state(&player, &leaguekit::store::PlayerState::new(7, "gold", 3))
+        .record_state(
+            &player,
+            &leaguekit::store::PlayerState::new(7, "gold", 3),
+            3600,
+            0,
+        )
         .await
         .expect("record state");
     let state = store
@@ -1280,19 +1332,22 @@ async fn rollover_runs_on_a_cluster_node() {
     );
     assert!(state.previous.is_some(), "{state:?}");
     store
-        .grant(&[(player.clone(), "x/y".into(), "g".into())])
+        .grant(&[(player.clone(), "x/y".into(), "g".into())], 3600)
         .await
         .expect("grant");
     store.rewards(&player).await.expect("rewards");
     store
-        .claim_rewards(&player, Some("id"))
+        .claim_rewards(&player, &Claim::new(Some("id")))
         .await
         .expect("claim with id");
     store
-        .claim_rewards(&player, Some("id"))
+        .claim_rewards(&player, &Claim::new(Some("id")))
         .await
         .expect("repeated claim");
-    store.claim_rewards(&player, None).await.expect("claim");
+    store
+        .claim_rewards(&player, &Claim::new(None))
+        .await
+        .expect("claim");
 }
 
 /// The rollover replies parse to the same answers over RESP3 (where a Lua `false`
@@ -1308,20 +1363,39 @@ async fn rollover_replies_are_the_same_over_resp3() {
         let mut log = Vec::new();
         log.push(format!("{:?}", store.closed_through(&keys.season()).await));
         for p in ["x", "y"] {
-            store.join(&period, p, "bronze", 10).await.expect("join");
-            store.enter(&bracket, p, None).await.expect("enter");
+            store
+                .join(
+                    &period,
+                    &JoinRequest::new(p, "bronze", 10, TimeCheck::unbounded()),
+                )
+                .await
+                .expect("join");
+            store
+                .enter(&bracket, p, 10, None, 3600)
+                .await
+                .expect("enter");
         }
         log.push(format!("{:?}", store.period_summary(&period).await));
-        log.push(format!("{:?}", store.begin_close(&period).await));
         log.push(format!(
             "{:?}",
-            store.claim_bracket(&bracket, "o", 1000).await
+            store.begin_close(&period, CloseCheck::unbounded()).await
         ));
         log.push(format!(
             "{:?}",
-            store.claim_bracket(&bracket, "p", 1000).await
+            store
+                .claim_bracket(&bracket, "o", 1000, CloseCheck::unbounded())
+                .await
         ));
-        log.push(format!("{:?}", store.freeze(&bracket).await));
+        log.push(format!(
+            "{:?}",
+            store
+                .claim_bracket(&bracket, "p", 1000, CloseCheck::unbounded())
+                .await
+        ));
+        log.push(format!(
+            "{:?}",
+            store.freeze(&bracket, CloseCheck::unbounded()).await
+        ));
         let outcomes = vec![
             ("x".to_owned(), "o1".to_owned()),
             ("y".to_owned(), "o2".to_owned()),
@@ -1338,13 +1412,18 @@ async fn rollover_replies_are_the_same_over_resp3() {
         store.finish_bracket(&bracket, "t").await.expect("finish");
         log.push(format!(
             "{:?}",
-            store.claim_bracket(&bracket, "o", 1000).await
+            store
+                .claim_bracket(&bracket, "o", 1000, CloseCheck::unbounded())
+                .await
         ));
         store
             .finish_period(&period, "sum", 3600)
             .await
             .expect("finish");
-        log.push(format!("{:?}", store.begin_close(&period).await));
+        log.push(format!(
+            "{:?}",
+            store.begin_close(&period, CloseCheck::unbounded()).await
+        ));
         store
             .set_closed_through(&keys.season(), 1)
             .await
@@ -1356,23 +1435,25 @@ async fn rollover_replies_are_the_same_over_resp3() {
                 .record_state(
                     &player,
                     &leaguekit::store::PlayerState::new(period, tier, 1),
+                    3600,
+                    0,
                 )
                 .await
                 .expect("state");
         }
         log.push(format!("{:?}", store.player_state(&player).await));
         store
-            .grant(&[(player.clone(), "1/bronze/1".into(), "g".into())])
+            .grant(&[(player.clone(), "1/bronze/1".into(), "g".into())], 3600)
             .await
             .expect("grant");
         log.push(format!("{:?}", store.rewards(&player).await));
         log.push(format!(
             "{:?}",
-            store.claim_rewards(&player, Some("c")).await
+            store.claim_rewards(&player, &Claim::new(Some("c"))).await
         ));
         log.push(format!(
             "{:?}",
-            store.claim_rewards(&player, Some("c")).await
+            store.claim_rewards(&player, &Claim::new(Some("c"))).await
         ));
         results.push(log);
     }
@@ -1394,7 +1475,12 @@ async fn foreign_rollover_data_is_a_protocol_error() {
         .await
         .expect("hset");
     let state = store
-        .record_state(&player, &leaguekit::store::PlayerState::new(4, "gold", 1))
+        .record_state(
+            &player,
+            &leaguekit::store::PlayerState::new(4, "gold", 1),
+            3600,
+            0,
+        )
         .await;
     assert!(matches!(state, Err(StoreError::Protocol(_))), "{state:?}");
     let _: redis::Value = redis::cmd("HSET")
@@ -1404,6 +1490,6 @@ async fn foreign_rollover_data_is_a_protocol_error() {
         .query_async(&mut con)
         .await
         .expect("hset");
-    let claim = store.claim_rewards(&player, Some("bad")).await;
+    let claim = store.claim_rewards(&player, &Claim::new(Some("bad"))).await;
     assert!(matches!(claim, Err(StoreError::Protocol(_))), "{claim:?}");
 }

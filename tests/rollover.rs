@@ -8,7 +8,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use leaguekit::engine::{BatchItem, SubmitOptions};
 use leaguekit::rollover::RolloverOptions;
-use leaguekit::{Error, InputError, League, ManualClock, MemoryStore, Season, Store};
+use leaguekit::{Clock, Error, InputError, League, ManualClock, MemoryStore, Season, Store};
 
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s)
@@ -58,6 +58,21 @@ fn day(d: i64, hh: i64) -> DateTime<Utc> {
     t("2026-01-05T00:00:00Z") + Duration::days(d) + Duration::hours(hh)
 }
 
+/// When the period of day `d - 1` may close: the start of day `d` plus the default
+/// `[clock] max_skew` (5 s), by the league clock.
+fn closable(d: i64) -> DateTime<Utc> {
+    day(d, 0) + Duration::seconds(5)
+}
+
+/// Time passes as events arrive: moves the league clock forward to `at` (never back)
+/// and returns `at`.
+fn now(clock: &ManualClock, at: DateTime<Utc>) -> DateTime<Utc> {
+    if clock.now() < at {
+        clock.set(at);
+    }
+    at
+}
+
 macro_rules! on_both {
     ($name:ident, ($join:expr, $idle:expr), |$league:ident, $clock:ident| $body:block) => {
         mod $name {
@@ -90,14 +105,19 @@ macro_rules! on_both {
     };
 }
 
-async fn score<S: Store>(l: &League<S>, p: &str, v: i64, at: DateTime<Utc>) {
-    l.submit(p, v, SubmitOptions::default().at(at))
+async fn score<S: Store>(l: &League<S>, clock: &ManualClock, p: &str, v: i64, at: DateTime<Utc>) {
+    l.submit(p, v, SubmitOptions::default().at(now(clock, at)))
         .await
         .expect("submit");
 }
 
-async fn tier_of<S: Store>(l: &League<S>, p: &str, at: DateTime<Utc>) -> String {
-    l.join(p, Some(at)).await.expect("join").tier
+async fn tier_of<S: Store>(
+    l: &League<S>,
+    clock: &ManualClock,
+    p: &str,
+    at: DateTime<Utc>,
+) -> String {
+    l.join(p, Some(now(clock, at))).await.expect("join").tier
 }
 
 on_both!(
@@ -105,7 +125,7 @@ on_both!(
     ("on_first_score", "stay"),
     |league, clock| {
         for (i, p) in ["a", "b", "c", "d"].iter().enumerate() {
-            score(&league, p, 40 - 10 * i as i64, day(0, 2)).await;
+            score(&league, &clock, p, 40 - 10 * i as i64, day(0, 2)).await;
         }
         clock.set(day(1, 0) + Duration::seconds(5));
         let report = league
@@ -150,8 +170,8 @@ on_both!(
             "{e:?}"
         );
         // Next period: a is in silver, the rest stay in bronze.
-        assert_eq!(tier_of(&league, "a", day(1, 1)).await, "silver");
-        assert_eq!(tier_of(&league, "b", day(1, 1)).await, "bronze");
+        assert_eq!(tier_of(&league, &clock, "a", day(1, 1)).await, "silver");
+        assert_eq!(tier_of(&league, &clock, "b", day(1, 1)).await, "bronze");
         // Rewards: pending until claimed, claimed exactly once.
         let pending = league.rewards("b").await.expect("rewards");
         assert_eq!(pending.len(), 1);
@@ -200,7 +220,7 @@ on_both!(
     ("on_first_score", "stay"),
     |league, clock| {
         for (i, p) in ["a", "b", "c"].iter().enumerate() {
-            score(&league, p, 10 + i as i64, day(0, 2)).await;
+            score(&league, &clock, p, 10 + i as i64, day(0, 2)).await;
         }
         // c won period 1; it plays period 2 before any rollover ran.
         clock.set(day(1, 3));
@@ -224,7 +244,7 @@ on_both!(
             .expect("rollover");
         assert_eq!(report.closed[0].totals.promoted, 1);
         assert_eq!(league.rewards("c").await.expect("rewards").len(), 1);
-        assert_eq!(tier_of(&league, "b", day(1, 4)).await, "bronze");
+        assert_eq!(tier_of(&league, &clock, "b", day(1, 4)).await, "bronze");
     }
 );
 
@@ -244,13 +264,14 @@ on_both!(
                         .with_options(SubmitOptions::default().at(at)),
                 );
             }
-            let out = league.submit_many(&items).await.expect("batch");
+            now(&clock, at);
+            let out = league.submit_many(&items).await;
             let ace = out[0].as_ref().expect("ace");
             assert_eq!(ace.tier, *expect_ace.next().expect("tier"), "day {d}");
             // Only every second boundary has a rollover: the joins above closed the
             // previous period's brackets on the spot, and the rollover catches up.
             if d % 2 == 1 {
-                clock.set(day(d + 1, 0));
+                clock.set(closable(d + 1));
                 let r = league
                     .rollover(None, RolloverOptions::default())
                     .await
@@ -259,7 +280,7 @@ on_both!(
             }
         }
         // Boundaries missed entirely: nothing ran while periods 5 to 8 ended.
-        clock.set(day(8, 0));
+        clock.set(closable(8));
         let r = league
             .rollover(None, RolloverOptions::default())
             .await
@@ -279,14 +300,20 @@ on_both!(
     |league, clock| {
         // Period 1: p and q play; p wins and goes to silver.
         for p in ["p", "q"] {
-            league.join(p, Some(day(0, 1))).await.expect("join");
+            league
+                .join(p, Some(now(&clock, day(0, 1))))
+                .await
+                .expect("join");
         }
-        score(&league, "p", 50, day(0, 2)).await;
-        score(&league, "q", 10, day(0, 2)).await;
+        score(&league, &clock, "p", 50, day(0, 2)).await;
+        score(&league, &clock, "q", 10, day(0, 2)).await;
         // Period 2: p joins silver but never scores (idle) → back to bronze.
-        assert_eq!(tier_of(&league, "p", day(1, 1)).await, "silver");
-        league.join("s", Some(day(1, 1))).await.expect("join");
-        clock.set(day(2, 0));
+        assert_eq!(tier_of(&league, &clock, "p", day(1, 1)).await, "silver");
+        league
+            .join("s", Some(now(&clock, day(1, 1))))
+            .await
+            .expect("join");
+        clock.set(closable(2));
         league
             .rollover(None, RolloverOptions::default())
             .await
@@ -295,9 +322,12 @@ on_both!(
         assert_eq!((last.period, last.next_tier.as_str()), (2, "bronze"));
         // r reaches silver in period 3, skips periods 4 and 5, and returns in 6: one
         // tier per skipped period, not below the bottom.
-        league.join("r", Some(day(2, 1))).await.expect("join");
-        score(&league, "r", 5, day(2, 2)).await;
-        assert_eq!(tier_of(&league, "r", day(5, 1)).await, "bronze");
+        league
+            .join("r", Some(now(&clock, day(2, 1))))
+            .await
+            .expect("join");
+        score(&league, &clock, "r", 5, day(2, 2)).await;
+        assert_eq!(tier_of(&league, &clock, "r", day(5, 1)).await, "bronze");
         // p, not placed in period 3, is shown the tier they would join: bronze.
         let v = league.player("p", Some(3)).await.expect("view");
         assert_eq!((v.tier.as_str(), v.bracket), ("bronze", None));
@@ -314,10 +344,11 @@ on_both!(
                     .with_options(SubmitOptions::default().at(day(0, 2)))
             })
             .collect();
-        league.submit_many(&items).await.expect("batch");
+        now(&clock, day(0, 2));
+        league.submit_many(&items).await;
         let e = league.outcomes(1, None, 100).await.unwrap_err();
         assert!(e.to_string().contains("not closed"), "{e}");
-        clock.set(day(1, 0));
+        clock.set(closable(1));
         league
             .rollover(None, RolloverOptions::default())
             .await
@@ -350,17 +381,28 @@ on_both!(
     dry_run_writes_nothing,
     ("on_first_score", "stay"),
     |league, clock| {
-        score(&league, "a", 10, day(0, 2)).await;
-        score(&league, "b", 20, day(0, 2)).await;
-        clock.set(day(1, 0));
+        score(&league, &clock, "a", 10, day(0, 2)).await;
+        score(&league, &clock, "b", 20, day(0, 2)).await;
+        // A dry run may look ahead of the league clock (period 1 is still open).
+        clock.set(day(0, 20));
         let dry = league
-            .rollover(None, RolloverOptions::default().dry_run(true))
+            .rollover(Some(closable(1)), RolloverOptions::default().dry_run(true))
             .await
             .expect("dry");
         assert_eq!(dry.closed[0].totals.promoted, 1);
         // Still open: an update in period 1 is accepted and changes the result.
-        score(&league, "a", 50, day(0, 3)).await;
+        score(&league, &clock, "a", 50, day(0, 21)).await;
         assert!(league.rewards("b").await.expect("rewards").is_empty());
+        // A real rollover may not look ahead: it is refused and closes nothing.
+        let e = league
+            .rollover(Some(closable(1)), RolloverOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Input(InputError::FutureTime { .. })),
+            "{e:?}"
+        );
+        clock.set(closable(1));
         let real = league
             .rollover(None, RolloverOptions::default())
             .await
@@ -388,8 +430,9 @@ on_both!(
                     .with_options(SubmitOptions::default().at(day(0, 2)))
             })
             .collect();
-        league.submit_many(&items).await.expect("batch");
-        clock.set(day(1, 0));
+        now(&clock, day(0, 2));
+        league.submit_many(&items).await;
+        clock.set(closable(1));
         let mut tasks = Vec::new();
         for _ in 0..4 {
             let l = league.clone();
@@ -433,8 +476,8 @@ async fn closed_keys_carry_retention_ttls() {
         .expect("season");
     let clock = ManualClock::new(day(0, 1));
     let league = League::with_clock(season, common::redis_store().await, Arc::new(clock.clone()));
-    score(&league, "a", 10, day(0, 2)).await;
-    clock.set(day(1, 0));
+    score(&league, &clock, "a", 10, day(0, 2)).await;
+    clock.set(closable(1));
     league
         .rollover(None, RolloverOptions::default())
         .await
@@ -446,7 +489,7 @@ async fn closed_keys_carry_retention_ttls() {
         .expect("connect");
     let keys = league.keys();
     let bracket = keys.bracket(1, "bronze", 1);
-    // Retention 3 daily periods after period 1 ends (the clock is at its end).
+    // Retention 3 daily periods after period 1 ends (the clock is 5 s past its end).
     for key in [
         &bracket.board,
         &bracket.meta,
@@ -463,7 +506,8 @@ async fn closed_keys_carry_retention_ttls() {
             "{key}: {ttl}"
         );
     }
-    // The lease is gone; the player's rewards never expire.
+    // The lease is gone; the player's rewards live as long as the player's records
+    // (retention.player_ttl, 180 days by default, from the grant).
     let lease: i64 = redis::cmd("EXISTS")
         .arg(&bracket.lease)
         .query_async(&mut con)
@@ -475,7 +519,10 @@ async fn closed_keys_carry_retention_ttls() {
         .query_async(&mut con)
         .await
         .expect("ttl");
-    assert_eq!(rewards, -1);
+    assert!(
+        (179 * 86_400..=180 * 86_400).contains(&rewards),
+        "rewards ttl {rewards}"
+    );
 }
 
 /// A bracket larger than one HSET chunk in record_outcomes.lua (1000 pairs), on both
@@ -487,10 +534,13 @@ async fn big_bracket<S: Store>(league: League<S>, clock: ManualClock) {
                 .with_options(SubmitOptions::default().at(day(0, 2)))
         })
         .collect();
+    now(&clock, day(0, 2));
     for chunk in items.chunks(500) {
-        league.submit_many(chunk).await.expect("batch");
+        for r in league.submit_many(chunk).await {
+            r.expect("submit");
+        }
     }
-    clock.set(day(1, 0));
+    clock.set(closable(1));
     let r = league
         .rollover(None, RolloverOptions::default())
         .await

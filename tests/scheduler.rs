@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Timelike, Utc};
 use leaguekit::engine::SubmitOptions;
-use leaguekit::{League, MemoryStore, Scheduler, SchedulerOptions, Season};
+use leaguekit::{League, ManualClock, MemoryStore, Scheduler, SchedulerOptions, Season};
 
 fn season(period: &str, start: &str) -> Season {
     let text = format!(
@@ -35,17 +35,21 @@ demote = 1
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_catches_up_every_missed_period() {
-    let league = Arc::new(League::new(
-        season("daily", "2026-01-05T00:00:00+01:00"),
-        MemoryStore::new(),
-    ));
     let at: DateTime<Utc> = "2026-01-05T12:00:00Z".parse().expect("time");
+    let clock = ManualClock::new(at);
+    let league = Arc::new(League::with_clock(
+        season("daily", "2026-01-05T00:00:00+01:00"),
+        MemoryStore::with_clock(Arc::new(clock.clone())),
+        Arc::new(clock.clone()),
+    ));
     for (p, v) in [("a", 5), ("b", 9)] {
         league
             .submit(p, v, SubmitOptions::default().at(at))
             .await
             .expect("submit");
     }
+    // Everything was down for twenty days.
+    clock.set("2026-01-25T12:00:00Z".parse().expect("time"));
     let (scheduler, report) = Scheduler::start(league.clone(), SchedulerOptions::default())
         .await
         .expect("start");
@@ -88,8 +92,11 @@ async fn wakes_at_the_boundary() {
         .expect("start");
     assert!(caught_up.closed.iter().all(|p| p.period < current.id));
     assert!(league.last_outcome("solo").await.expect("last").is_none());
-    let wait =
-        (current.end - Utc::now()).to_std().unwrap_or_default() + Duration::from_millis(2500);
+    // The period may close max_skew (5 s) after its end; the wake-up comes then.
+    let wait = (league.closes_at(&current) - Utc::now())
+        .to_std()
+        .unwrap_or_default()
+        + Duration::from_millis(2500);
     tokio::time::sleep(wait).await;
     let last = league
         .last_outcome("solo")

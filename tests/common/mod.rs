@@ -209,8 +209,10 @@ fn read_line(stream: &mut TcpStream) -> std::io::Result<String> {
 /// Only letters, digits, `-` and `_`, so it is a valid `key_prefix`.
 pub fn unique_prefix(tag: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
+    // Keep the prefix within the 64 bytes a key_prefix may have.
     let tag: String = tag
         .chars()
+        .take(24)
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
     let nanos = SystemTime::now()
