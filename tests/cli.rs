@@ -47,11 +47,12 @@ impl Cli {
                 &format!("start = {}", rfc(start)),
                 1,
             )
-            + "\n[clock]\nmax_skew = \"1s\"\n";
+            .replacen("max_skew = \"5s\"", "max_skew = \"1s\"", 1);
         assert!(
             !text.contains("key_prefix = \"lk\"")
                 && !text.contains("period = \"weekly\"")
-                && !text.contains("start = 2026-01-05T00"),
+                && !text.contains("start = 2026-01-05T00")
+                && text.contains("max_skew = \"1s\""),
             "the example season's prefix, period or start moved"
         );
         let mut config = tempfile::NamedTempFile::new().expect("temp");
