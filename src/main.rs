@@ -249,6 +249,11 @@ fn emit(text: &str) -> Result<(), Failure> {
 fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
     let now = Utc::now();
     let periods = season.calendar.periods_from(now, n.max(1));
+    // Where the calendar ends: 100 years on, or earlier when a fine cron pattern reaches
+    // the period cap; events after the last period are refused, so say it plainly.
+    let last = season.calendar.last_period();
+    let capped = season.calendar.ends_at_period_cap();
+    let longest = season.calendar.max_period_millis();
     if json {
         let tiers: Vec<_> = season
             .tiers
@@ -272,7 +277,45 @@ fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
             "max_score": season.packing.max_score(),
             "largest_max_score": leaguekit::score::Packing::largest_max_score(season.packing.ticks()),
             "periods": periods,
+            "calendar": {
+                "periods": last.id,
+                "last_end": last.end.to_rfc3339(),
+                "ends_at_period_cap": capped,
+                "longest_period_ms": longest,
+            },
         }));
+    }
+    // 1000000 -> "1,000,000"
+    fn grouped(n: u64) -> String {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    }
+    // 608400000 -> "7 d 1 h"
+    fn duration(ms: u64) -> String {
+        let parts = [
+            (ms / 86_400_000, "d"),
+            (ms / 3_600_000 % 24, "h"),
+            (ms / 60_000 % 60, "min"),
+            (ms / 1000 % 60, "s"),
+            (ms % 1000, "ms"),
+        ];
+        let text: Vec<String> = parts
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, unit)| format!("{n} {unit}"))
+            .collect();
+        if text.is_empty() {
+            "0 ms".into()
+        } else {
+            text.join(" ")
+        }
     }
     use std::fmt::Write as _;
     let mut text = String::new();
@@ -287,6 +330,25 @@ fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
         },
         leaguekit::score::Packing::largest_max_score(season.packing.ticks()).unwrap_or(0)
     );
+    if capped {
+        let days = (last.end - season.schedule.start).num_days();
+        let _ = writeln!(
+            text,
+            "calendar: ENDS EARLY: {} periods (the most a cron schedule has), the last ends {} \
+             ({days} days after the start); events after that are refused. Use a coarser \
+             pattern (at most 27 periods a day) to cover 100 years",
+            grouped(last.id),
+            last.end.to_rfc3339(),
+        );
+    } else {
+        let _ = writeln!(
+            text,
+            "calendar: {} periods over 100 years, the last ends {}",
+            grouped(last.id),
+            last.end.to_rfc3339(),
+        );
+    }
+    let _ = writeln!(text, "longest period: {}", duration(longest));
     let _ = writeln!(text, "tiers (lowest first):");
     for t in &season.tiers {
         let rewards: Vec<String> = t
@@ -310,6 +372,9 @@ fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
         );
     }
     let _ = writeln!(text, "periods ({}):", season.schedule.timezone);
+    if periods.is_empty() {
+        let _ = writeln!(text, "  none: the calendar ended {}", last.end.to_rfc3339());
+    }
     for p in periods {
         let _ = writeln!(
             text,

@@ -920,3 +920,279 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------ long cron periods and calendar ends
+
+/// A season of `BASE` with a cron `period` in `zone` from `start`.
+fn cron_season(zone: &str, period: &str, start: &str) -> String {
+    let text = edit(
+        BASE,
+        "timezone = \"UTC\"",
+        &format!("timezone = \"{zone}\""),
+    );
+    let text = edit(
+        &text,
+        "period = \"weekly\"",
+        &format!("period = \"{period}\""),
+    );
+    edit(
+        &text,
+        "start = \"2026-01-05T00:00:00Z\"",
+        &format!("start = \"{start}\""),
+    )
+}
+
+/// What the engine checks before it packs a score: every instant of `p` has a tick
+/// below the packing's `ticks` (else it fails with "report this").
+fn packs_every_instant(s: &Season, p: &Period) {
+    let len = (p.end - p.start).num_milliseconds() as u64;
+    assert!(
+        len <= s.calendar.max_period_millis(),
+        "period {} lasts {len} ms, more than the bound {}",
+        p.id,
+        s.calendar.max_period_millis()
+    );
+    let last_ms = len - 1;
+    assert!(last_ms / s.scoring.time_resolution.millis() < s.packing.ticks());
+}
+
+#[test]
+fn a_february_pattern_has_an_eleven_month_period() {
+    // "* * * 2 *": every minute of February, then nothing until next February. Only the
+    // first 1000 occurrences used to be checked, so the bound was one minute and every
+    // update from March on failed.
+    for (zone, start, eleven_months) in [
+        (
+            "UTC",
+            "2026-02-01T00:00:00Z",
+            ("2026-02-28T23:59:00Z", "2027-02-01T00:00:00Z"),
+        ),
+        (
+            "Europe/Berlin",
+            "2026-02-01T00:00:00+01:00",
+            ("2026-02-28T22:59:00Z", "2027-01-31T23:00:00Z"),
+        ),
+    ] {
+        let s = load(&cron_season(zone, "* * * 2 *", start));
+        let p = s.calendar.period_at(utc("2026-07-01T00:00:00Z")).unwrap();
+        assert_eq!(
+            (p.start, p.end),
+            (utc(eleven_months.0), utc(eleven_months.1))
+        );
+        packs_every_instant(&s, &p);
+        // 337 days and a minute in wall-clock time, plus the DST margin in Berlin.
+        let wall = (337 * 24 * 60 + 1) * 60_000;
+        let margin = if zone == "UTC" { 0 } else { 3_600_000 };
+        assert_eq!(s.calendar.max_period_millis(), wall + margin);
+        // 40,320 minutes a year (41,760 in leap years): the million-period cap ends the
+        // calendar in the 25th February.
+        assert!(s.calendar.ends_at_period_cap());
+        let last = s.calendar.last_period();
+        assert_eq!(last.id, 1_000_000);
+        assert_eq!(
+            last.end.with_timezone(&s.schedule.timezone).to_rfc3339()[..16],
+            *"2050-02-17T10:40"
+        );
+        assert_eq!(s.calendar.period_at(last.end), None);
+        assert_eq!(s.calendar.period(last.id + 1), None);
+    }
+}
+
+#[tokio::test]
+async fn updates_in_a_long_cron_period_are_accepted() {
+    use leaguekit::engine::SubmitOptions;
+    use leaguekit::{League, ManualClock, MemoryStore};
+    use std::sync::Arc;
+    for (zone, start) in [
+        ("UTC", "2026-02-01T00:00:00Z"),
+        ("Europe/Berlin", "2026-02-01T00:00:00+01:00"),
+    ] {
+        let s = load(&cron_season(zone, "* * * 2 *", start));
+        // The last second of the eleven-month period.
+        let at = utc("2027-01-31T22:59:59Z");
+        let league = League::with_clock(s, MemoryStore::new(), Arc::new(ManualClock::new(at)));
+        for when in [utc("2026-03-15T12:00:00Z"), at] {
+            let done = league
+                .submit("ana", 5, SubmitOptions::default().at(when))
+                .await;
+            assert!(done.is_ok(), "{zone} {when}: {done:?}");
+        }
+    }
+}
+
+#[test]
+fn a_leap_day_pattern_is_packed_for_its_eight_year_period() {
+    // 2096-02-29 to 2104-02-29: 2100 is not a leap year.
+    let text = cron_season("UTC", "0 0 29 2 *", "2024-02-29T00:00:00Z");
+    let s = load(&text);
+    let p = s.calendar.period_at(utc("2100-03-01T00:00:00Z")).unwrap();
+    assert_eq!(
+        (p.start, p.end),
+        (utc("2096-02-29T00:00:00Z"), utc("2104-02-29T00:00:00Z"))
+    );
+    assert_eq!(s.calendar.max_period_millis(), 2921 * 86_400_000);
+    packs_every_instant(&s, &p);
+    let largest = Packing::largest_max_score(2921 * 86_400).unwrap();
+    assert_eq!(largest, 35_689_828);
+    let t = edit(&text, "max_score = 1000000", "max_score = 35689829");
+    refused(&t, "max_score", &["35689828"]);
+    let t = edit(&text, "max_score = 1000000", "max_score = 35689828");
+    assert_eq!(load(&t).packing.max_score(), largest);
+    // Europe/Berlin adds its DST margin of an hour.
+    let s = load(&cron_season(
+        "Europe/Berlin",
+        "0 0 29 2 *",
+        "2024-02-29T00:00:00+01:00",
+    ));
+    assert_eq!(
+        s.calendar.max_period_millis(),
+        2921 * 86_400_000 + 3_600_000
+    );
+}
+
+#[test]
+fn an_every_second_calendar_states_its_early_end() {
+    // A million one-second periods last 11.6 days. Such calendars are allowed (tests and
+    // demos of the scheduler use periods of seconds); the calendar says where it ends.
+    let s = load(&cron_season("UTC", "* * * * * *", "2026-01-01T00:00:00Z"));
+    assert_eq!(s.calendar.max_period_millis(), 1000);
+    assert!(s.calendar.ends_at_period_cap());
+    let last = s.calendar.last_period();
+    assert_eq!(last.id, 1_000_000);
+    assert_eq!(last.end, utc("2026-01-12T13:46:40Z"));
+    assert_eq!(s.calendar.period_at(last.end), None);
+    assert!(
+        s.calendar
+            .periods_from(utc("2026-02-01T00:00:00Z"), 3)
+            .is_empty()
+    );
+    // An ordinary calendar covers 100 years.
+    let s = load(BASE);
+    assert!(!s.calendar.ends_at_period_cap());
+    let last = s.calendar.last_period();
+    assert_eq!((last.id, last.end), (5218, utc("2126-01-07T00:00:00Z")));
+}
+
+#[test]
+fn check_states_an_early_end() {
+    use std::io::Write as _;
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(cron_season("UTC", "* * * * * *", "2026-01-01T00:00:00Z").as_bytes())
+        .unwrap();
+    let run = |json: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_leaguekit"));
+        cmd.arg("--config").arg(file.path()).arg("check");
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.env_remove("LEAGUEKIT_REDIS").output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run(false);
+    assert!(
+        text.contains(
+            "calendar: ENDS EARLY: 1,000,000 periods (the most a cron schedule has), the last \
+             ends 2026-01-12T13:46:40+00:00"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("events after that are refused"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&run(true)).unwrap();
+    let c = &json["calendar"];
+    assert_eq!(c["periods"], 1_000_000);
+    assert_eq!(c["last_end"], "2026-01-12T13:46:40+00:00");
+    assert_eq!(c["ends_at_period_cap"], true);
+    assert_eq!(c["longest_period_ms"], 1000);
+}
+
+#[test]
+fn starts_too_late_for_four_digit_years_are_refused() {
+    // A calendar covers 100 years; its boundaries must stay within 9999-12-31T23:59:59Z
+    // so that `check` prints them in a form `--at` reads back.
+    for (period, start, latest) in [
+        ("weekly", "9999-12-31T00:00:00Z", "9899-12-29T23:59:59Z"),
+        ("daily", "9950-06-01T00:00:00Z", "9899-12-30T23:59:59Z"),
+    ] {
+        let t = edit(
+            BASE,
+            "period = \"weekly\"",
+            &format!("period = \"{period}\""),
+        );
+        let t = edit(&t, "2026-01-05T00:00:00Z", start);
+        refused(
+            &t,
+            "start =",
+            &["schedule.start", "too late", "9999-12-31T23:59:59Z", latest],
+        );
+        let err = Season::from_toml(&t, "season.toml")
+            .unwrap_err()
+            .to_string();
+        let line = line_of(&t, "start =");
+        assert!(err.starts_with(&format!("season.toml:{line}:9: ")), "{err}");
+        // The latest start allowed loads, and its last boundary reads back.
+        let s = load(&edit(&t, start, latest));
+        let last = s.calendar.last_period();
+        assert_eq!(last.end, utc("9999-12-31T23:59:59Z"));
+        assert_eq!(utc(&last.end.to_rfc3339()), last.end);
+    }
+    // Cron calendars end by 4999 (the cron library's last year).
+    let t = cron_season("UTC", "0 0 * * *", "9999-12-31T00:00:00Z");
+    refused(&t, "start =", &["too late", "4999"]);
+    let t = cron_season("UTC", "0 0 * * *", "4950-01-01T00:00:00Z");
+    refused(&t, "start =", &["too late", "4999"]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Every period, anywhere in the calendar (near its start, around 2100 when the tz
+    /// database stops changing offsets, just before its end), is within the bound the
+    /// scores are packed with.
+    #[test]
+    fn cron_periods_never_exceed_the_bound(
+        pattern in prop::sample::select(vec![
+            "0 0 * * MON", "30 2 * * SUN", "0 1-3 * * SUN", "0 2,14 * * SAT,SUN",
+            "0 0 29 2 *", "0 0 L * *", "0 12 * * 5L", "0 0 15W * *", "0 0 * 2 1#5",
+            "0 0 1,15 * *", "@monthly",
+        ]),
+        zone in prop::sample::select(vec![
+            "UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe",
+            "America/Santiago", "Pacific/Chatham", "Antarctica/Troll", "Asia/Tehran",
+        ]),
+        from_days in 0u64..(80 * 365),
+        samples in prop::collection::vec(0.0f64..1.0, 1..12),
+    ) {
+        let tz: Tz = zone.parse().unwrap();
+        let probe = (utc("2020-01-01T00:00:00Z") + TimeDelta::days(from_days as i64))
+            .with_timezone(&tz);
+        let start = {
+            let c = croner::Cron::from_str(pattern).unwrap();
+            c.find_next_occurrence(&probe, true).unwrap().to_rfc3339()
+        };
+        let c = calendar(zone, pattern, &start);
+        let start = c.schedule().start;
+        let last = c.last_period();
+        prop_assert!(!c.ends_at_period_cap());
+        let span = (last.end - start).num_milliseconds() as f64;
+        let mut instants: Vec<DateTime<Utc>> = samples
+            .iter()
+            .map(|f| start + TimeDelta::milliseconds((span * f) as i64))
+            .collect();
+        // And the very end, which makes the calendar compute every boundary.
+        instants.push(last.end - TimeDelta::milliseconds(1));
+        let max = c.max_period_millis();
+        for at in instants {
+            let p = c.period_at(at).expect("a period");
+            prop_assert!(p.start <= at && at < p.end);
+            let len = (p.end - p.start).num_milliseconds() as u64;
+            prop_assert!(len <= max, "{pattern:?} in {zone}: period {} lasts {len} > {max}", p.id);
+        }
+        prop_assert_eq!(c.period(last.id), Some(last));
+        prop_assert_eq!(c.period(last.id + 1), None);
+    }
+}
