@@ -491,7 +491,10 @@ impl<S: Store> League<S> {
                 at,
                 start: self.season.schedule.start,
             }),
-            None => Err(InputError::OutsideCalendar { at }),
+            None => Err(InputError::OutsideCalendar {
+                at,
+                ends: self.season.calendar.last_period().end,
+            }),
         }
     }
 

@@ -79,11 +79,16 @@ pub enum InputError {
         /// The season's start.
         start: DateTime<Utc>,
     },
-    /// An event time the calendar cannot place (beyond the supported range).
-    #[error("time {at} is outside the season's calendar; send a time within the season")]
+    /// An event time after the season's calendar ends (see `leaguekit check`).
+    #[error(
+        "time {at} is after the season's calendar ends ({ends}); send a time within the \
+         season, or start a new season"
+    )]
     OutsideCalendar {
         /// The event's time.
         at: DateTime<Utc>,
+        /// The end of the calendar's last period.
+        ends: DateTime<Utc>,
     },
     /// An update for a period that has been closed.
     #[error(

@@ -116,9 +116,12 @@ impl<S: Store> Runner<S> {
             Ok(now) => now,
             Err(_) => return Duration::from_secs(60),
         };
-        let next = match self.league.season().calendar.period_at(now) {
+        // The next period to become closable is the one that contained `now - skew`:
+        // it closes max_skew after its end, which is after now.
+        let skew = self.league.skew();
+        let next = match self.league.season().calendar.period_at(now - skew) {
             Some(p) => self.league.closes_at(&p),
-            None => self.league.season().schedule.start,
+            None => self.league.season().schedule.start + skew,
         };
         (next - now).to_std().unwrap_or_default() + grace
     }

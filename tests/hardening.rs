@@ -725,7 +725,7 @@ start = "{}"
 [scoring]
 max_score = 1_000_000
 [clock]
-max_skew = "0s"
+max_skew = "1s"
 [retention]
 periods = 1
 [[tiers]]
@@ -767,8 +767,13 @@ rewards = [{{ ranks = "1-3", grant = "gems" }}]
             .collect();
         for r in league.submit_many(&items).await {
             if let Err(e) = r {
-                // The previous period may still be closing at the very boundary.
-                assert!(e.retry_after().is_some(), "{e}");
+                // At a boundary, on a busy machine: the previous period may still be
+                // closing, or this one already closed by the time the update ran.
+                assert!(
+                    e.retry_after().is_some()
+                        || matches!(e, Error::Input(InputError::PeriodClosed { .. })),
+                    "{e}"
+                );
             }
         }
         league
