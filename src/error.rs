@@ -212,6 +212,10 @@ pub enum StoreError {
     /// Redis returned an error or the connection failed.
     #[error("redis: {0}{hint}", hint = redis_hint(.0))]
     Redis(#[from] redis::RedisError),
+    /// No connection could be opened: a bad URL or TLS file, refused credentials or
+    /// certificates, or an unreachable server. Nothing was written.
+    #[error(transparent)]
+    Connect(#[from] crate::connection::ConnectError),
     /// The period is being closed or is closed; nothing was written.
     #[error("period is closed")]
     PeriodClosed,
@@ -279,6 +283,22 @@ impl Error {
 
 /// What to do about a Redis error, when there is something to do.
 fn redis_hint(e: &redis::RedisError) -> &'static str {
+    match e.code() {
+        Some("MOVED" | "ASK") => {
+            return "; a Redis Cluster slot moved: on redis+cluster:// the operation may be \
+                    retried (with a request id leaguekit retries it for you); a redis:// URL \
+                    that names a cluster node should be redis+cluster://";
+        }
+        Some("CLUSTERDOWN" | "MASTERDOWN") => {
+            return "; the Redis Cluster is down or failing over: retry in a few seconds, \
+                    and check CLUSTER INFO";
+        }
+        Some("NOPERM") => {
+            return "; the Redis ACL user lacks a permission leaguekit needs: grant it \
+                    +@read +@write +@scripting +ping +info";
+        }
+        _ => {}
+    }
     if e.is_io_error() || e.is_connection_refusal() || e.is_connection_dropped() {
         "; check that Redis is reachable (--redis or LEAGUEKIT_REDIS)"
     } else if e.is_timeout() {

@@ -28,8 +28,20 @@ struct Cli {
     /// Season file [default: $LEAGUEKIT_CONFIG, then config/season.toml]
     #[arg(long, global = true, env = "LEAGUEKIT_CONFIG")]
     config: Option<PathBuf>,
-    /// Redis URL, e.g. redis://127.0.0.1:6379/ [default: $LEAGUEKIT_REDIS]
-    #[arg(long, global = true, env = "LEAGUEKIT_REDIS")]
+    /// Redis URL [default: $LEAGUEKIT_REDIS]: redis://[user:password@]host[:port][/db],
+    /// rediss://... (TLS), redis+cluster://[user:password@]host:port,host:port,...,
+    /// rediss+cluster://... (Redis Cluster over TLS), or unix:///path/to/redis.sock
+    ///
+    /// One server: redis://127.0.0.1:6379/ (port 6379 and database 0 by default).
+    /// A Redis Cluster: redis+cluster://10.0.0.1:6379,10.0.0.2:6379 (the hosts are seed
+    /// nodes, one reachable seed is enough; no database). rediss:// and
+    /// rediss+cluster:// use TLS. user:password@ logs in as an ACL user, :password@ as
+    /// the default user; percent-encode both (@ is %40, : is %3A, / is %2F, % is %25, #
+    /// is %23). ?protocol=resp3 selects RESP3. TLS certificates are always verified
+    /// against the system's root certificates; for a private CA, set SSL_CERT_FILE to a
+    /// PEM file that holds it.
+    // hide_env_values: the URL may carry a password, which --help must not print.
+    #[arg(long, global = true, env = "LEAGUEKIT_REDIS", hide_env_values = true)]
     redis: Option<String>,
     #[command(subcommand)]
     command: Command,

@@ -9,15 +9,17 @@
 //!
 //! - async connections time out a response after 500 ms by default, which a large
 //!   pipeline or a slow network easily exceeds, so the timeouts are set explicitly;
-//! - the [`ConnectionManager`] reconnects after a dropped connection but fails the
-//!   command that was in flight. [`RedisStore`] retries such a command itself, but
-//!   only when running it twice is harmless: reads, joins, entries, profile and state
-//!   writes, every rollover step (each one is idempotent), updates that carry a
-//!   request id (whose idempotency record makes the second run a no-op) and reward
-//!   claims that carry a claim id (likewise). An update without a request id is never
-//!   retried, because the first attempt may have been applied before the connection
-//!   failed; nor is a claim without a claim id, whose retry would answer "nothing"
-//!   after the first attempt claimed everything.
+//! - the [`ConnectionManager`] (one server) reconnects after a dropped connection but
+//!   fails the command that was in flight, while the cluster connection resends it
+//!   (see [`RedisStore`] for how that is kept from applying an update twice).
+//!   [`RedisStore`] retries such a command itself, but only when running it twice is
+//!   harmless: reads, joins, entries, profile and state writes, every rollover step
+//!   (each one is idempotent), updates that carry a request id (whose idempotency
+//!   record makes the second run a no-op) and reward claims that carry a claim id
+//!   (likewise). An update without a request id is never retried after a failure that
+//!   may have come after it ran, because the first attempt may have been applied
+//!   before the connection failed; nor is a claim without a claim id, whose retry
+//!   would answer "nothing" after the first attempt claimed everything.
 //!
 //! Scores: a board stores minus the packed score (see [`crate::score`]), so ZRANGE
 //! lists the best first and equal scores tie by player id in ascending byte order,
@@ -28,6 +30,7 @@
 use std::collections::hash_map::RandomState;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
+use std::path::PathBuf;
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -35,6 +38,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError, RedisResult, Script, ScriptInvocation, ServerErrorKind, Value};
 
+use crate::connection::{self, RedisConnection};
 use crate::error::{StoreError, TimeRefusal};
 use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 use crate::score::{EXACT_LIMIT, Packing};
@@ -108,6 +112,24 @@ const MAX_WINDOW_ENTRIES: u64 = u32::MAX as u64;
 ///     .with_command_attempts(2);
 /// assert_eq!(options.response_timeout, Duration::from_secs(2));
 /// ```
+///
+/// A managed Redis behind TLS with a private CA and mutual TLS, and a cluster:
+///
+/// ```no_run
+/// # use std::time::Duration;
+/// # use leaguekit::{RedisOptions, RedisStore};
+/// # async fn f() -> Result<(), leaguekit::StoreError> {
+/// let options = RedisOptions::default()
+///     .with_ca_file("/etc/leaguekit/redis-ca.pem")
+///     .with_client_cert("/etc/leaguekit/client.pem", "/etc/leaguekit/client.key")
+///     .with_cluster_response_timeout(Duration::from_secs(5));
+/// let store = RedisStore::connect(
+///     "rediss+cluster://app:secret@10.0.0.1:6379,10.0.0.2:6379",
+///     options,
+/// )
+/// .await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RedisOptions {
@@ -120,10 +142,13 @@ pub struct RedisOptions {
     pub response_timeout: Duration,
     /// How long one attempt to open a connection may take (default 5 s).
     pub connection_timeout: Duration,
-    /// How many times the connection manager retries opening a connection, at
-    /// connect and after a dropped connection, before it fails the waiting commands
-    /// (default 6: with the default delays, an unreachable server is reported after
-    /// about 6 s, and a Redis restart of a few seconds is ridden out).
+    /// How many times an unreachable server is tried again: by
+    /// [`RedisStore::connect`], for each node, before it reports
+    /// [`crate::connection::ConnectError::Unreachable`], and, on one server, by the
+    /// connection manager after a dropped connection before it fails the waiting
+    /// commands (default 6: with the default delays, an unreachable server is reported
+    /// after about 6 s, and a Redis restart of a few seconds is ridden out). A wrong
+    /// password or a failed TLS handshake is never tried again: it fails at once.
     pub reconnect_retries: usize,
     /// The first delay between reconnection attempts; it doubles after each attempt,
     /// with jitter (default 100 ms).
@@ -136,6 +161,40 @@ pub struct RedisOptions {
     /// The delay before the first command retry; it doubles after each one
     /// (default 50 ms).
     pub retry_delay: Duration,
+    /// A PEM file of CA certificates to trust for `rediss://` in addition to the
+    /// system's roots (default none). The system's roots are read as OpenSSL reads
+    /// them, so `SSL_CERT_FILE` and `SSL_CERT_DIR` also work, which is how the
+    /// command line trusts a private CA.
+    pub ca_file: Option<PathBuf>,
+    /// A PEM client certificate (chain) for mutual TLS (default none; needs
+    /// [`RedisOptions::client_key`]).
+    pub client_cert: Option<PathBuf>,
+    /// The PEM private key of [`RedisOptions::client_cert`].
+    pub client_key: Option<PathBuf>,
+    /// Redis Cluster only: how long one request may take in all, redirections
+    /// (MOVED, ASK) and resends included (default 10 s). Each node's reply is also
+    /// bounded by [`RedisOptions::response_timeout`].
+    ///
+    /// redis-rs's cluster connection has no timeout at all by default, so a stalled
+    /// node would hang a request; and when only a per-reply timeout is set it uses
+    /// that for the whole request, which leaves a resend after a slow reply no time.
+    /// 10 s is two default reply timeouts.
+    pub cluster_response_timeout: Duration,
+    /// Redis Cluster only: how many times the cluster connection resends a request
+    /// after a redirection, a dropped connection, a timeout, TRYAGAIN or CLUSTERDOWN
+    /// (default 5).
+    ///
+    /// redis-rs's default is 16 with waits starting at 1.28 s, which keeps a caller
+    /// waiting for minutes; 5 follows the redirections of a resharding (each costs one)
+    /// and a reconnection, and gives up within about a second of waiting. A failover
+    /// takes the cluster's `cluster-node-timeout` (15 s by default) and is better
+    /// reported than waited out. Only operations that are safe to repeat use this
+    /// connection; the others go through one that never resends (see [`RedisStore`]).
+    pub cluster_retries: u32,
+    /// Redis Cluster only: the shortest wait before a resend (default 100 ms); the
+    /// wait grows with each resend, up to [`RedisOptions::reconnect_max_delay`].
+    /// redis-rs's default is 1.28 s, long for a slot that moved a moment ago.
+    pub cluster_min_retry_wait: Duration,
 }
 
 impl Default for RedisOptions {
@@ -148,6 +207,12 @@ impl Default for RedisOptions {
             reconnect_max_delay: Duration::from_secs(5),
             command_attempts: 3,
             retry_delay: Duration::from_millis(50),
+            ca_file: None,
+            client_cert: None,
+            client_key: None,
+            cluster_response_timeout: Duration::from_secs(10),
+            cluster_retries: 5,
+            cluster_min_retry_wait: Duration::from_millis(100),
         }
     }
 }
@@ -190,8 +255,39 @@ impl RedisOptions {
         self
     }
 
+    /// Sets [`RedisOptions::ca_file`].
+    pub fn with_ca_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ca_file = Some(path.into());
+        self
+    }
+
+    /// Sets [`RedisOptions::client_cert`] and [`RedisOptions::client_key`].
+    pub fn with_client_cert(mut self, cert: impl Into<PathBuf>, key: impl Into<PathBuf>) -> Self {
+        self.client_cert = Some(cert.into());
+        self.client_key = Some(key.into());
+        self
+    }
+
+    /// Sets [`RedisOptions::cluster_response_timeout`].
+    pub fn with_cluster_response_timeout(mut self, timeout: Duration) -> Self {
+        self.cluster_response_timeout = timeout;
+        self
+    }
+
+    /// Sets [`RedisOptions::cluster_retries`].
+    pub fn with_cluster_retries(mut self, retries: u32) -> Self {
+        self.cluster_retries = retries;
+        self
+    }
+
+    /// Sets [`RedisOptions::cluster_min_retry_wait`].
+    pub fn with_cluster_min_retry_wait(mut self, wait: Duration) -> Self {
+        self.cluster_min_retry_wait = wait;
+        self
+    }
+
     /// The connection manager configuration these options describe.
-    fn manager_config(&self) -> ConnectionManagerConfig {
+    pub(crate) fn manager_config(&self) -> ConnectionManagerConfig {
         ConnectionManagerConfig::new()
             // Replace redis-rs's 500 ms default: it is per reply, and one reply may be
             // a whole pipeline of updates.
@@ -216,31 +312,54 @@ enum Retry {
     NotExecuted,
 }
 
-/// A [`Store`] on Redis (one server; every script is also Redis Cluster safe).
+/// A [`Store`] on Redis: one server, or a Redis Cluster (every script touches one
+/// slot).
 ///
-/// Cheap to clone: clones share one multiplexed connection, which the
-/// [`ConnectionManager`] re-establishes after a failure.
+/// Cheap to clone: clones share the connections. On one server that is one
+/// multiplexed connection, which the [`ConnectionManager`] re-establishes after a
+/// failure and which never resends a command by itself. On a cluster there are two:
+/// redis-rs's cluster connection resends a command after a redirection, a dropped
+/// connection or a timeout, which is right for operations that are safe to repeat
+/// but could apply an update without a request id twice; so those (see `Retry`) go
+/// through a second cluster connection that never resends, and the store retries
+/// them only after errors that prove the server did not run them.
 #[derive(Debug, Clone)]
 pub struct RedisStore {
-    manager: ConnectionManager,
+    connection: RedisConnection,
+    at_most_once: RedisConnection,
     options: RedisOptions,
 }
 
 impl RedisStore {
-    /// Connects to `url` (such as `redis://127.0.0.1:6379/`) and checks the connection.
+    /// Connects to `url` and checks the connection. The forms (see
+    /// [`crate::connection::RedisUrl`]):
     ///
-    /// Fails if the URL is malformed or no connection can be opened within the
-    /// options' connection timeout and reconnection retries.
+    /// - `redis://[user:password@]host[:port][/db]`, `rediss://...` for TLS;
+    /// - `redis+cluster://[user:password@]host:port,host:port,...`,
+    ///   `rediss+cluster://...` for a Redis Cluster over TLS;
+    /// - `unix:///path/to/redis.sock`.
+    ///
+    /// Fails with [`StoreError::Connect`] if the URL or the TLS files are unusable, the
+    /// server refuses the credentials or the TLS handshake (at once), or no node
+    /// answers within the options' connection timeout and reconnection retries.
     pub async fn connect(url: &str, options: RedisOptions) -> Result<RedisStore, StoreError> {
-        let client = redis::Client::open(url)?;
-        let manager = ConnectionManager::new_with_config(client, options.manager_config()).await?;
-        Ok(Self::from_manager(manager, options))
+        let opened = connection::open(url, &options, true).await?;
+        Ok(RedisStore {
+            connection: opened.connection,
+            at_most_once: opened.at_most_once,
+            options,
+        })
     }
 
-    /// Wraps an existing connection manager (its own timeouts and reconnection
-    /// settings apply; `options` only sets the command retries).
+    /// Wraps an existing connection manager to one server (its own timeouts and
+    /// reconnection settings apply; `options` only sets the command retries).
     pub fn from_manager(manager: ConnectionManager, options: RedisOptions) -> RedisStore {
-        RedisStore { manager, options }
+        let connection = RedisConnection::Node(manager);
+        RedisStore {
+            at_most_once: connection.clone(),
+            connection,
+            options,
+        }
     }
 
     /// The options this store was created with.
@@ -252,14 +371,18 @@ impl RedisStore {
     /// backoff between attempts.
     async fn run<T, F, Fut>(&self, op: &'static str, retry: Retry, mut attempt: F) -> RedisResult<T>
     where
-        F: FnMut(ConnectionManager) -> Fut,
+        F: FnMut(RedisConnection) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
         let attempts = self.options.command_attempts.max(1);
         let mut delay = self.options.retry_delay;
+        let connection = match retry {
+            Retry::Idempotent => &self.connection,
+            Retry::NotExecuted => &self.at_most_once,
+        };
         let mut n = 1;
         loop {
-            match attempt(self.manager.clone()).await {
+            match attempt(connection.clone()).await {
                 Ok(value) => return Ok(value),
                 Err(err) if n < attempts && retryable(&err, retry) => {
                     tracing::warn!(op, attempt = n, error = %err, "redis command failed; retrying");
@@ -318,10 +441,22 @@ impl RedisStore {
 
 /// Whether `err` allows another attempt under `retry`.
 fn retryable(err: &RedisError, retry: Retry) -> bool {
-    // The server refused the command before running it.
+    // The server refused the command before running it: loading, busy, a slot that
+    // moved or is moving (MOVED, ASK: the cluster connection has refreshed its map by
+    // the next attempt), a multi-key command mid-migration (TRYAGAIN), a cluster or
+    // master that is down, a write that reached a demoted master (READONLY); or the
+    // cluster connection had no connection to send it on.
     let not_run = matches!(
         err.kind(),
-        ErrorKind::Server(ServerErrorKind::BusyLoading | ServerErrorKind::TryAgain)
+        ErrorKind::Server(
+            ServerErrorKind::BusyLoading
+                | ServerErrorKind::TryAgain
+                | ServerErrorKind::Moved
+                | ServerErrorKind::Ask
+                | ServerErrorKind::ClusterDown
+                | ServerErrorKind::MasterDown
+                | ServerErrorKind::ReadOnly
+        ) | ErrorKind::ClusterConnectionNotFound
     ) || err.code() == Some("BUSY");
     match retry {
         Retry::NotExecuted => not_run,
@@ -1535,6 +1670,21 @@ mod tests {
         assert!(retryable(&loading, Retry::NotExecuted));
         let other: RedisError = (ErrorKind::Client, "c").into();
         assert!(!retryable(&other, Retry::Idempotent));
+        // Cluster answers that prove the command did not run.
+        for kind in [
+            ServerErrorKind::Moved,
+            ServerErrorKind::Ask,
+            ServerErrorKind::ClusterDown,
+            ServerErrorKind::TryAgain,
+            ServerErrorKind::ReadOnly,
+        ] {
+            let err: RedisError = (ErrorKind::Server(kind), "c").into();
+            assert!(retryable(&err, Retry::NotExecuted), "{kind:?}");
+            assert!(retryable(&err, Retry::Idempotent), "{kind:?}");
+        }
+        // A script error or CROSSSLOT is final.
+        let cross: RedisError = (ErrorKind::Server(ServerErrorKind::CrossSlot), "c").into();
+        assert!(!retryable(&cross, Retry::Idempotent));
     }
 
     /// Redis Cluster only checks the keys a script declares; a key a script touches

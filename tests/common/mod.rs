@@ -2,14 +2,21 @@
 //!
 //! `redis_url()` uses `LEAGUEKIT_TEST_REDIS_URL` when set (`scripts/test` sets it to
 //! a server it started); otherwise it starts one `redis-server` for this test binary
-//! on a free loopback port. Redis tests never skip: without a server they panic and
-//! say how to get one. Tests share the server, so each one builds its keys under
-//! `unique_prefix()` and never sees another test's data.
+//! on a free loopback port. Likewise `cluster::cluster_url()` (a three-master Redis
+//! Cluster, `LEAGUEKIT_TEST_CLUSTER_URL`) and `tls::tls_target()` (a TLS-only server
+//! with an ACL user, `LEAGUEKIT_TEST_TLS_URL` and `LEAGUEKIT_TEST_TLS_CA`). Redis
+//! tests never skip: without a server they panic and say how to get one. Tests share
+//! the servers, so each one builds its keys under `unique_prefix()` and never sees
+//! another test's data. Every server a test starts is stopped when the test process
+//! exits, however it exits (see `RedisServer::launch`).
 #![allow(dead_code, unreachable_pub)]
+
+pub mod cluster;
+pub mod tls;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,10 +70,12 @@ pub fn redis_bin() -> String {
 /// A redis-server started by a test, stopped when dropped or when the test process
 /// exits (a watchdog shell kills it once the process is gone).
 pub struct RedisServer {
-    /// The loopback port it listens on.
+    /// The loopback port it listens on (the TLS port of a TLS-only server).
     pub port: u16,
-    /// Its working directory (cluster config, nothing else: persistence is off).
+    /// Its working directory (cluster config, certificates; persistence is off).
     pub dir: PathBuf,
+    /// Whether `SHUTDOWN` can be sent over plain TCP (not for a TLS-only server).
+    plain: bool,
     watchdog: Child,
 }
 
@@ -74,27 +83,67 @@ impl RedisServer {
     /// Starts a server on a free loopback port with `extra` arguments (such as
     /// `["--cluster-enabled", "yes"]`) and waits until it answers PING.
     pub fn start(extra: &[&str]) -> RedisServer {
+        let cluster = extra.contains(&"--cluster-enabled");
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        Self::launch(
+            "redis",
+            if cluster {
+                free_cluster_port
+            } else {
+                free_port
+            },
+            |_| {},
+            |port, dir| {
+                let mut args = base_args(dir);
+                args.splice(0..0, ["--port".to_owned(), port.to_string()]);
+                args.extend(extra.iter().cloned());
+                args
+            },
+            ping,
+            true,
+        )
+    }
+
+    /// Starts a server: for each attempt, `pick_port` gives a port, a fresh directory
+    /// is made and `prepare`d (certificates, say), `args(port, dir)` are passed to
+    /// redis-server, and the server is ready when `ready(port)`. `plain` says whether `SHUTDOWN` can be sent
+    /// over plain TCP when it is dropped.
+    ///
+    /// The server runs under a watchdog shell that polls this test process and kills
+    /// the server (and removes its directory) once the process is gone, however it
+    /// ended, or when the watchdog gets SIGTERM (`Drop`).
+    pub fn launch(
+        tag: &str,
+        pick_port: fn() -> u16,
+        prepare: impl Fn(&Path),
+        args: impl Fn(u16, &Path) -> Vec<String>,
+        ready: impl Fn(u16) -> bool,
+        plain: bool,
+    ) -> RedisServer {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
         let bin = redis_bin();
         let mut last_error = String::new();
         // The port is free when we look, but another process may take it before the
         // server binds it; try a few.
         for _ in 0..5 {
-            let port = free_port();
+            let port = pick_port();
             let dir = std::env::temp_dir().join(format!(
-                "leaguekit-test-redis-{}-{port}",
-                std::process::id()
+                "leaguekit-test-{tag}-{}-{}-{port}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
             ));
             if let Err(e) = std::fs::create_dir_all(&dir) {
                 panic!("cannot create {}: {e}", dir.display());
             }
-            // sh $0=bin $1=port $2=test pid $3=dir, then the extra arguments.
+            prepare(&dir);
+            // sh $0=bin $1=test pid $2=dir, then redis-server's arguments.
             let script = r#"
-                bin=$0; port=$1; parent=$2; dir=$3; shift 3
-                "$bin" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-                    --dir "$dir" "$@" &
+                bin=$0; parent=$1; dir=$2; shift 2
+                "$bin" "$@" &
                 R=$!
+                trap 'kill "$R" 2>/dev/null' TERM
                 while kill -0 "$parent" 2>/dev/null && kill -0 "$R" 2>/dev/null; do
-                    sleep 0.5
+                    sleep 0.2
                 done
                 kill "$R" 2>/dev/null
                 wait "$R" 2>/dev/null
@@ -104,10 +153,9 @@ impl RedisServer {
             cmd.arg("-c")
                 .arg(script)
                 .arg(&bin)
-                .arg(port.to_string())
                 .arg(std::process::id().to_string())
                 .arg(&dir)
-                .args(extra)
+                .args(args(port, &dir))
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
@@ -117,10 +165,11 @@ impl RedisServer {
             };
             let deadline = Instant::now() + Duration::from_secs(10);
             loop {
-                if ping(port) {
+                if ready(port) {
                     return RedisServer {
                         port,
                         dir,
+                        plain,
                         watchdog,
                     };
                 }
@@ -130,8 +179,8 @@ impl RedisServer {
                     break;
                 }
                 if Instant::now() > deadline {
-                    let _ = watchdog.kill();
-                    last_error = format!("{bin} did not answer PING on port {port} in 10 s");
+                    terminate(&mut watchdog);
+                    last_error = format!("{bin} was not ready on port {port} in 10 s");
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(20));
@@ -146,22 +195,72 @@ impl RedisServer {
     }
 }
 
+/// The arguments every test server gets: loopback only, no persistence, its own dir.
+fn base_args(dir: &Path) -> Vec<String> {
+    [
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        &dir.to_string_lossy(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// SIGTERM to a watchdog (its trap stops the server), then waits for it. Not
+/// `Child::kill`: SIGKILL would leave the server running with nobody watching it.
+fn terminate(watchdog: &mut Child) {
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(watchdog.id().to_string())
+        .status();
+    let _ = watchdog.wait();
+}
+
 impl Drop for RedisServer {
     fn drop(&mut self) {
-        // Ask the server to stop; the watchdog then cleans up and exits.
-        let _ = command(self.port, &["SHUTDOWN", "NOSAVE"]);
-        let _ = self.watchdog.wait();
+        if self.plain {
+            // Ask the server to stop; the watchdog then cleans up and exits.
+            let _ = command(self.port, &["SHUTDOWN", "NOSAVE"]);
+        }
+        terminate(&mut self.watchdog);
     }
 }
 
+/// Whether something accepts TCP connections on the loopback `port`.
+pub fn listening(port: u16) -> bool {
+    TcpStream::connect_timeout(
+        &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        Duration::from_millis(200),
+    )
+    .is_ok()
+}
+
 /// A port nobody listens on right now.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0")
         .unwrap_or_else(|e| panic!("cannot bind a loopback port: {e}"));
     listener
         .local_addr()
         .unwrap_or_else(|e| panic!("cannot read the bound port: {e}"))
         .port()
+}
+
+/// A port for a cluster node: free, and so is its cluster bus port (port + 10000),
+/// which must also stay below 65536 (redis-server refuses to start otherwise).
+pub fn free_cluster_port() -> u16 {
+    for _ in 0..100 {
+        let port = free_port();
+        if port <= 55535 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
+    panic!("found no free loopback port whose cluster bus port (+10000) is free too");
 }
 
 fn ping(port: u16) -> bool {

@@ -1,0 +1,753 @@
+//! Connecting to Redis as operators deploy it, against real servers: a TLS-only
+//! server with an ACL user (certificates made at test time), a three-master Redis
+//! Cluster, and the failures an operator meets first (wrong password, unknown CA,
+//! plaintext against TLS, a dead seed node, a cluster URL for a single server, a
+//! stopped node); a TLS cluster; scripts that meet an empty script cache after
+//! SCRIPT FLUSH or a slot moved to another node; unix sockets. Each failure must be
+//! a typed error within seconds, whose message says what to check and never
+//! contains the password. URL parsing itself is unit-tested in `src/connection.rs`.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use leaguekit::connection::ConnectError;
+use leaguekit::engine::SubmitOptions;
+use leaguekit::{League, RedisOptions, RedisStore, Season, StoreError};
+
+use common::cluster::{Cluster, cluster_ports, cluster_url};
+use common::tls::{TestCerts, TlsServer, tls_target};
+use common::{command, unique_prefix};
+
+const START: &str = "2026-01-05T00:00:00Z";
+
+/// Generous bound for a failure that should come on the first answer (measured in
+/// tens of milliseconds on loopback; the margin covers a loaded 2-core machine).
+const FAST_FAILURE: Duration = Duration::from_secs(3);
+
+fn start() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(START)
+        .expect("test start time")
+        .with_timezone(&Utc)
+}
+
+/// A daily season with two tiers, brackets of `size`, and one reward (rank 1) per
+/// bracket, so that a rollover grants at most one reward per bracket.
+fn season(prefix: &str, size: u32) -> Season {
+    let text = format!(
+        r#"
+name = "conn"
+key_prefix = "{prefix}"
+
+[schedule]
+timezone = "UTC"
+period = "daily"
+start = "{START}"
+
+[brackets]
+size = {size}
+join = "on_first_score"
+
+[scoring]
+mode = "increment"
+max_score = 1000000
+time_resolution = "1s"
+idempotency_window = "1h"
+
+[profiles]
+fields = ["name"]
+max_bytes = 128
+
+[[tiers]]
+name = "bronze"
+promote = 1
+demote = 0
+rewards = [{{ ranks = "1", grant = "gems:10" }}]
+
+[[tiers]]
+name = "gold"
+promote = 0
+demote = 1
+"#
+    );
+    Season::from_toml(&text, "test").expect("test season")
+}
+
+fn at(seconds: i64) -> SubmitOptions {
+    SubmitOptions::default().at(start() + chrono::Duration::seconds(seconds))
+}
+
+/// Connects, or fails the test with the error.
+async fn connect(url: &str, options: RedisOptions) -> RedisStore {
+    match RedisStore::connect(url, options).await {
+        Ok(store) => store,
+        Err(e) => panic!("cannot connect to {url}: {e}"),
+    }
+}
+
+/// Connects expecting a failure; returns it with the time it took.
+async fn connect_err(url: &str, options: RedisOptions) -> (ConnectError, Duration) {
+    let began = Instant::now();
+    match RedisStore::connect(url, options).await {
+        Ok(_) => panic!("{url} connected"),
+        Err(StoreError::Connect(e)) => {
+            let elapsed = began.elapsed();
+            eprintln!("{url}: after {elapsed:?}: {e}");
+            (e, elapsed)
+        }
+        Err(other) => panic!("{url}: not a connect error: {other:?}"),
+    }
+}
+
+/// Joins, scores, names and reads a few players; the answers must be the same on
+/// every deployment.
+async fn small_league_flow(store: RedisStore, tag: &str) {
+    let season = season(&unique_prefix(tag), 100);
+    let league = League::new(season, store);
+    // Many player ids, so player keys land in many slots (on a cluster, on every node).
+    let players: Vec<String> = (0..12).map(|i| format!("p{i}-{{x}}:{i}")).collect();
+    // Profiles first: a bracket caches its players' profiles when they enter it.
+    for (i, player) in players.iter().enumerate() {
+        league
+            .set_profile(player, &[("name".into(), format!("Player {i}"))])
+            .await
+            .expect("set profile");
+    }
+    let joined = league.join(&players[0], Some(start())).await.expect("join");
+    for (i, player) in players.iter().enumerate() {
+        let score = league
+            .submit(player, 10 + i as i64, at(60).request_id(format!("r-{i}")))
+            .await
+            .expect("submit with a request id");
+        assert!(score.applied);
+        // An update without a request id goes through the at-most-once path.
+        league
+            .submit(player, 1, at(61))
+            .await
+            .expect("submit without a request id");
+    }
+    let retry = league
+        .submit(&players[3], 13, at(60).request_id("r-3"))
+        .await
+        .expect("retried submit");
+    assert!(!retry.applied);
+    assert_eq!(retry.score, 13);
+    let period = league.period_at(Some(start())).expect("period").id;
+    let table = league
+        .standings(&joined.tier, joined.bracket, Some(period), 0, 20)
+        .await
+        .expect("standings");
+    assert_eq!(table.players, 12);
+    assert_eq!(table.entries[0].player, players[11]);
+    assert_eq!(table.entries[0].score, 10 + 11 + 1);
+    assert_eq!(table.entries[0].profile["name"], "Player 11");
+    let me = league
+        .player(&players[5], Some(period))
+        .await
+        .expect("player");
+    assert_eq!(me.rank, Some(7));
+    assert_eq!(
+        league.profile(&players[5]).await.expect("profile")["name"],
+        "Player 5"
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// TLS
+
+#[tokio::test]
+async fn a_league_runs_over_tls_with_an_acl_user_and_a_private_ca() {
+    let target = tls_target();
+    let began = Instant::now();
+    let store = connect(
+        &target.url(),
+        RedisOptions::default().with_ca_file(&target.ca),
+    )
+    .await;
+    eprintln!("TLS connect in {:?}", began.elapsed());
+    small_league_flow(store, "tls").await;
+    // RESP3 over TLS too.
+    let url = format!("{}?protocol=resp3", target.url());
+    let store = connect(&url, RedisOptions::default().with_ca_file(&target.ca)).await;
+    small_league_flow(store, "tls3").await;
+}
+
+#[tokio::test]
+async fn a_wrong_password_fails_at_once_with_a_clear_message() {
+    let target = tls_target();
+    let options = || RedisOptions::default().with_ca_file(&target.ca);
+    let wrong = "not-the-Passw0rd";
+    let (err, elapsed) = connect_err(&target.url_with(&target.user, wrong), options()).await;
+    assert!(matches!(err, ConnectError::Auth { .. }), "{err:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    let message = err.to_string();
+    assert!(!message.contains(wrong), "{message}");
+    assert!(message.contains(&target.user), "names the user: {message}");
+    assert!(
+        message.contains("user:password@"),
+        "says what to fix: {message}"
+    );
+    // The same for a user that does not exist, and for no credentials at all (the
+    // default user is disabled).
+    let (err, elapsed) = connect_err(&target.url_with("nobody", &target.password), options()).await;
+    assert!(matches!(err, ConnectError::Auth { .. }), "{err:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    assert!(!err.to_string().contains(&target.password));
+    let (err, elapsed) = connect_err(&target.anonymous_url(), options()).await;
+    assert!(matches!(err, ConnectError::Auth { .. }), "{err:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    assert!(err.to_string().contains("without credentials"), "{err}");
+}
+
+#[tokio::test]
+async fn an_unknown_ca_fails_the_handshake_clearly() {
+    let target = tls_target();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let other_ca = TestCerts::make(dir.path()).other_ca();
+    // A CA file that did not sign the server's certificate.
+    let (err, elapsed) = connect_err(
+        &target.url(),
+        RedisOptions::default().with_ca_file(&other_ca),
+    )
+    .await;
+    assert!(matches!(err, ConnectError::Tls { .. }), "{err:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    let message = err.to_string();
+    assert!(message.contains("with_ca_file"), "{message}");
+    assert!(!message.contains(&target.password), "{message}");
+    // Only the system's roots: the test CA is not among them.
+    let (err, elapsed) = connect_err(&target.url(), RedisOptions::default()).await;
+    assert!(matches!(err, ConnectError::Tls { .. }), "{err:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    // An address the certificate does not list (it names 127.0.0.1, ::1 and
+    // localhost; the test servers also listen on 127.0.0.2).
+    let mut elsewhere = target.clone();
+    elsewhere.host = "127.0.0.2".into();
+    let (err, elapsed) = connect_err(
+        &elsewhere.url(),
+        RedisOptions::default().with_ca_file(&target.ca),
+    )
+    .await;
+    assert!(matches!(err, ConnectError::Tls { .. }), "{err:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    assert!(err.to_string().contains("does not name the host"), "{err}");
+}
+
+#[tokio::test]
+async fn tls_and_plaintext_mismatches_are_explained() {
+    let target = tls_target();
+    // rediss:// against a plaintext server.
+    let plain = common::redis_url();
+    let tls_to_plain = plain.replacen("redis://", "rediss://", 1);
+    // Redis waits for the end of a command line that the ClientHello never sends, so
+    // this fails after the connection timeout, not on an answer.
+    let (err, elapsed) = connect_err(
+        &tls_to_plain,
+        RedisOptions::default()
+            .with_ca_file(&target.ca)
+            .with_connection_timeout(Duration::from_secs(1)),
+    )
+    .await;
+    assert!(matches!(err, ConnectError::Unreachable { .. }), "{err:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    assert!(
+        err.to_string().contains("redis://"),
+        "says to use redis://: {err}"
+    );
+    // redis:// against the TLS port.
+    let plain_to_tls = target.url().replacen("rediss://", "redis://", 1);
+    let (err, elapsed) = connect_err(&plain_to_tls, RedisOptions::default()).await;
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    assert!(err.to_string().contains("rediss://"), "{err}");
+    assert!(!err.to_string().contains(&target.password), "{err}");
+    // TLS options with a plaintext URL are refused rather than silently unused.
+    let (err, _) = connect_err(&plain, RedisOptions::default().with_ca_file(&target.ca)).await;
+    assert!(matches!(err, ConnectError::Options(_)), "{err:?}");
+    // Unreadable or wrong files.
+    let (err, _) = connect_err(
+        &target.url(),
+        RedisOptions::default().with_ca_file("/nonexistent/ca.pem"),
+    )
+    .await;
+    assert!(matches!(err, ConnectError::TlsFile { .. }), "{err:?}");
+    let key = target.ca.with_file_name("server.key");
+    let (err, _) = connect_err(&target.url(), RedisOptions::default().with_ca_file(&key)).await;
+    assert!(matches!(err, ConnectError::TlsFile { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn mutual_tls_needs_the_client_certificate() {
+    let server = TlsServer::start("yes");
+    let target = server.target();
+    let (err, elapsed) = connect_err(
+        &target.url(),
+        RedisOptions::default().with_ca_file(&target.ca),
+    )
+    .await;
+    assert!(matches!(err, ConnectError::Tls { .. }), "{err:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    assert!(err.to_string().contains("client certificate"), "{err}");
+    let (cert, key) = server.certs.client();
+    let store = connect(
+        &target.url(),
+        RedisOptions::default()
+            .with_ca_file(&target.ca)
+            .with_client_cert(&cert, &key),
+    )
+    .await;
+    small_league_flow(store, "mtls").await;
+    // A certificate without its key is refused before connecting.
+    let mut half = RedisOptions::default().with_ca_file(&target.ca);
+    half.client_cert = Some(cert);
+    let (err, _) = connect_err(&target.url(), half).await;
+    assert!(matches!(err, ConnectError::Options(_)), "{err:?}");
+}
+
+/// The command line has no CA option: a private CA is trusted through
+/// `SSL_CERT_FILE`, which rustls-native-certs reads as OpenSSL does.
+#[test]
+fn the_command_line_trusts_ssl_cert_file() {
+    let target = tls_target();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("season.toml");
+    let text = std::fs::read_to_string("config/season.toml")
+        .expect("config/season.toml")
+        .replacen(
+            "key_prefix = \"lk\"",
+            &format!("key_prefix = \"{}\"", unique_prefix("cli_tls")),
+            1,
+        );
+    std::fs::write(&config, text).expect("write season");
+    let run = |ssl_cert_file: Option<&std::path::Path>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_leaguekit"));
+        cmd.arg("--config")
+            .arg(&config)
+            .arg("--redis")
+            .arg(target.url())
+            .args(["join", "ana"])
+            .env_remove("SSL_CERT_DIR");
+        match ssl_cert_file {
+            Some(file) => cmd.env("SSL_CERT_FILE", file),
+            None => cmd.env_remove("SSL_CERT_FILE"),
+        };
+        cmd.output().expect("run leaguekit")
+    };
+    let out = run(Some(&target.ca));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"player\":\"ana\""));
+    let out = run(None);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("SSL_CERT_FILE"), "{stderr}");
+    assert!(!stderr.contains(&target.password), "{stderr}");
+}
+
+// ---------------------------------------------------------------------------------
+// Redis Cluster
+
+#[tokio::test]
+async fn a_league_runs_on_a_three_master_cluster() {
+    let url = cluster_url();
+    let began = Instant::now();
+    let store = connect(&url, RedisOptions::default()).await;
+    eprintln!("cluster connect in {:?}", began.elapsed());
+    small_league_flow(store.clone(), "cluster").await;
+    // The keys really are spread over the masters.
+    let mut nodes_with_keys = 0;
+    for port in cluster_ports(&url) {
+        let size = command(port, &["DBSIZE"]).expect("dbsize");
+        if size.trim_start_matches(':').trim() != "0" {
+            nodes_with_keys += 1;
+        }
+    }
+    assert!(nodes_with_keys >= 2, "keys on {nodes_with_keys} node(s)");
+}
+
+#[tokio::test]
+async fn scripts_survive_a_script_flush_on_every_node() {
+    let url = cluster_url();
+    let store = connect(&url, RedisOptions::default()).await;
+    let league = League::new(season(&unique_prefix("flush"), 100), store);
+    league
+        .submit("ana", 5, at(10).request_id("a1"))
+        .await
+        .expect("submit");
+    // As after a failover or resharding: the node that now owns a slot has an empty
+    // script cache.
+    for port in cluster_ports(&url) {
+        let ok = command(port, &["SCRIPT", "FLUSH"]).expect("script flush");
+        assert!(ok.starts_with("+OK"), "{ok}");
+    }
+    // EVALSHA meets NOSCRIPT; redis-rs loads the script and runs it again, on the
+    // resending connection (request id) and on the at-most-once one (none).
+    let s = league
+        .submit("ana", 5, at(11).request_id("a2"))
+        .await
+        .expect("submit after SCRIPT FLUSH");
+    assert_eq!(s.score, 10);
+    for port in cluster_ports(&url) {
+        command(port, &["SCRIPT", "FLUSH"]).expect("script flush");
+    }
+    let s = league
+        .submit("ana", 5, at(12))
+        .await
+        .expect("submit without id");
+    assert_eq!(s.score, 15);
+    for port in cluster_ports(&url) {
+        command(port, &["SCRIPT", "FLUSH"]).expect("script flush");
+    }
+    let period = league.period_at(Some(start())).expect("period").id;
+    let me = league.player("ana", Some(period)).await.expect("player");
+    assert_eq!(me.score, Some(15));
+}
+
+#[tokio::test]
+async fn a_cluster_url_with_a_dead_seed_connects_through_another() {
+    let url = cluster_url();
+    let live = cluster_ports(&url);
+    let dead = common::free_port();
+    let seeds = format!("redis+cluster://127.0.0.1:{dead},127.0.0.1:{}", live[1]);
+    let began = Instant::now();
+    let store = connect(&seeds, RedisOptions::default()).await;
+    let elapsed = began.elapsed();
+    eprintln!("cluster with a dead seed: connected in {elapsed:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    small_league_flow(store, "deadseed").await;
+    // No seed at all: an Unreachable error naming the seeds.
+    let dead2 = common::free_port();
+    let (err, elapsed) = connect_err(
+        &format!("redis+cluster://127.0.0.1:{dead},127.0.0.1:{dead2}"),
+        RedisOptions::default(),
+    )
+    .await;
+    assert!(matches!(err, ConnectError::Unreachable { .. }), "{err:?}");
+    assert!(err.to_string().contains(&dead2.to_string()), "{err}");
+    // Default options: 6 retries with a doubling delay from 100 ms.
+    assert!(elapsed < Duration::from_secs(15), "took {elapsed:?}");
+}
+
+#[tokio::test]
+async fn cluster_credentials_in_the_url() {
+    let url = cluster_url();
+    let ports = cluster_ports(&url);
+    let user = unique_prefix("acl");
+    let password = "cl@ster:pw/%";
+    for &port in &ports {
+        let ok = command(
+            port,
+            &[
+                "ACL",
+                "SETUSER",
+                &user,
+                "on",
+                &format!(">{password}"),
+                "~*",
+                "&*",
+                "+@all",
+            ],
+        )
+        .expect("acl setuser");
+        assert!(ok.starts_with("+OK"), "{ok}");
+    }
+    let hosts: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let good = format!(
+        "redis+cluster://{user}:cl%40ster%3Apw%2F%25@{}",
+        hosts.join(",")
+    );
+    let store = connect(&good, RedisOptions::default()).await;
+    small_league_flow(store, "clusteracl").await;
+    let bad = format!("redis+cluster://{user}:wrong@{}", hosts.join(","));
+    let (err, elapsed) = connect_err(&bad, RedisOptions::default()).await;
+    assert!(matches!(err, ConnectError::Auth { .. }), "{err:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    for &port in &ports {
+        command(port, &["ACL", "DELUSER", &user]).expect("acl deluser");
+    }
+}
+
+#[tokio::test]
+async fn a_cluster_url_for_a_single_server_is_explained() {
+    let plain = common::redis_url();
+    let as_cluster = plain.replacen("redis://", "redis+cluster://", 1);
+    let (err, elapsed) = connect_err(&as_cluster, RedisOptions::default()).await;
+    assert!(matches!(err, ConnectError::Refused { .. }), "{err:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    assert!(err.to_string().contains("not a Redis Cluster"), "{err}");
+}
+
+/// A rollover of a tiny league on the cluster: every step is one script on one slot,
+/// and each bracket grants one reward (a single-command pipeline). Rollovers whose
+/// grants span slots wait for the store to group pipelines by slot.
+#[tokio::test]
+async fn a_tiny_rollover_runs_on_the_cluster() {
+    let store = connect(&cluster_url(), RedisOptions::default()).await;
+    let league = League::new(season(&unique_prefix("clroll"), 2), store);
+    for (i, player) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+        league
+            .submit(player, 10 + i as i64, at(10).request_id("x"))
+            .await
+            .expect("submit");
+    }
+    let report = league
+        .rollover(
+            Some(start() + chrono::Duration::days(1)),
+            leaguekit::RolloverOptions::default(),
+        )
+        .await
+        .expect("rollover");
+    assert_eq!(report.closed.len(), 1);
+    let rewards = league.rewards("e").await.expect("rewards");
+    assert_eq!(rewards.len(), 1, "{rewards:?}");
+}
+
+/// A private cluster with one node stopped: commands for its slots fail with a
+/// typed error instead of hanging, within the cluster response timeout.
+#[tokio::test]
+async fn a_stopped_node_is_an_error_not_a_hang() {
+    let mut cluster = Cluster::start();
+    let url = cluster.url();
+    let options = RedisOptions::default()
+        .with_cluster_response_timeout(Duration::from_secs(2))
+        .with_response_timeout(Duration::from_secs(1));
+    let store = connect(&url, options).await;
+    let league = League::new(season(&unique_prefix("stop"), 100), store);
+    league
+        .submit("ana", 1, at(1).request_id("1"))
+        .await
+        .expect("submit");
+    drop(cluster.nodes.remove(2));
+    let began = Instant::now();
+    let (mut failures, mut slowest) = (0, Duration::ZERO);
+    for i in 0..12 {
+        let one = Instant::now();
+        if let Err(e) = league
+            .set_profile(&format!("p{i}"), &[("name".into(), "x".into())])
+            .await
+        {
+            if failures == 0 {
+                eprintln!("a write to the stopped node: {e}");
+            }
+            failures += 1;
+        }
+        slowest = slowest.max(one.elapsed());
+    }
+    eprintln!(
+        "one node down: {failures}/12 profile writes failed in {:?}, the slowest took {slowest:?}",
+        began.elapsed()
+    );
+    assert!(failures > 0, "no player key on the stopped node?");
+    // At most command_attempts (3) requests of cluster_response_timeout (2 s) each,
+    // plus the retry delays.
+    assert!(slowest < Duration::from_secs(7), "took {slowest:?}");
+}
+
+/// `--help` shows where `--redis` comes from, but never the URL in the environment,
+/// which may carry a password.
+#[test]
+fn help_never_prints_the_url_from_the_environment() {
+    for flag in ["-h", "--help"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_leaguekit"))
+            .arg(flag)
+            .env("LEAGUEKIT_REDIS", "rediss://app:Hunter2Secret@h:6380/")
+            .output()
+            .expect("run leaguekit");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.contains("redis+cluster://"), "{help}");
+        assert!(help.contains("LEAGUEKIT_REDIS"), "{help}");
+        assert!(!help.contains("Hunter2Secret"), "{help}");
+    }
+}
+
+/// A Redis Cluster over TLS (as managed clusters with in-transit encryption are):
+/// TLS to every node the cluster announces, verified against the private CA.
+#[tokio::test]
+async fn a_league_runs_on_a_tls_cluster() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let certs = TestCerts::make(dir.path());
+    let cluster = Cluster::start_tls(&certs);
+    let url = cluster.url();
+    assert!(url.starts_with("rediss+cluster://"), "{url}");
+    let store = connect(&url, RedisOptions::default().with_ca_file(certs.ca())).await;
+    small_league_flow(store, "tlscluster").await;
+    // Without the CA: the handshake fails on the first answer.
+    let (err, elapsed) = connect_err(&url, RedisOptions::default()).await;
+    assert!(matches!(err, ConnectError::Tls { .. }), "{err:?}");
+    assert!(elapsed < FAST_FAILURE, "took {elapsed:?}");
+    // Scripts survive an empty script cache here too.
+    for port in cluster.ports() {
+        let ok = cluster
+            .command(port, &["SCRIPT", "FLUSH"])
+            .expect("script flush");
+        assert!(ok.contains("OK"), "{ok}");
+    }
+    let store = connect(&url, RedisOptions::default().with_ca_file(certs.ca())).await;
+    small_league_flow(store, "tlscluster2").await;
+}
+
+/// Unix sockets keep working as they did when redis-rs parsed the URL.
+#[tokio::test]
+async fn unix_socket_urls_still_work() {
+    let socket = std::env::temp_dir().join(format!("{}.sock", unique_prefix("sock")));
+    let socket_arg = socket.to_string_lossy().into_owned();
+    let _server = common::RedisServer::start(&["--unixsocket", &socket_arg]);
+    let store = connect(
+        &format!("unix://{}?protocol=resp3", socket.display()),
+        RedisOptions::default(),
+    )
+    .await;
+    small_league_flow(store, "unix").await;
+    let _ = std::fs::remove_file(&socket);
+}
+
+/// A synchronous admin connection to one node of a plain test cluster.
+fn node(port: u16) -> redis::Connection {
+    redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+        .and_then(|c| c.get_connection())
+        .unwrap_or_else(|e| panic!("admin connection to {port}: {e}"))
+}
+
+/// The id of the node on `port` and the ids and ports of the masters, by slot owner.
+fn owner_of(port: u16, slot: u16) -> (String, u16) {
+    let nodes: String = redis::cmd("CLUSTER")
+        .arg("NODES")
+        .query(&mut node(port))
+        .expect("cluster nodes");
+    for line in nodes.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 9 || !fields[2].contains("master") {
+            continue;
+        }
+        let owns = fields[8..].iter().any(|range| {
+            let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+            matches!((lo.parse::<u16>(), hi.parse::<u16>()), (Ok(lo), Ok(hi)) if lo <= slot && slot <= hi)
+        });
+        if owns {
+            let addr = fields[1].split('@').next().expect("addr");
+            let owner_port = addr
+                .rsplit(':')
+                .next()
+                .expect("port")
+                .parse()
+                .expect("port");
+            return (fields[0].to_owned(), owner_port);
+        }
+    }
+    panic!("no master owns slot {slot}: {nodes}");
+}
+
+fn node_id(port: u16) -> String {
+    redis::cmd("CLUSTER")
+        .arg("MYID")
+        .query(&mut node(port))
+        .expect("cluster myid")
+}
+
+/// Moves `slot` with its keys from the node on `from` to the node on `to`, as
+/// `redis-cli --cluster reshard` does: IMPORTING, MIGRATING, MIGRATE, SETSLOT NODE.
+fn move_slot(ports: &[u16], slot: u16, from: u16, to: u16) {
+    let (from_id, to_id) = (node_id(from), node_id(to));
+    let ok = |r: redis::RedisResult<()>, what: &str| r.unwrap_or_else(|e| panic!("{what}: {e}"));
+    ok(
+        redis::cmd("CLUSTER")
+            .arg(&["SETSLOT", &slot.to_string(), "IMPORTING", &from_id])
+            .query(&mut node(to)),
+        "importing",
+    );
+    ok(
+        redis::cmd("CLUSTER")
+            .arg(&["SETSLOT", &slot.to_string(), "MIGRATING", &to_id])
+            .query(&mut node(from)),
+        "migrating",
+    );
+    loop {
+        let keys: Vec<String> = redis::cmd("CLUSTER")
+            .arg("GETKEYSINSLOT")
+            .arg(slot)
+            .arg(100)
+            .query(&mut node(from))
+            .expect("getkeysinslot");
+        if keys.is_empty() {
+            break;
+        }
+        ok(
+            redis::cmd("MIGRATE")
+                .arg("127.0.0.1")
+                .arg(to)
+                .arg("")
+                .arg(0)
+                .arg(5000)
+                .arg("KEYS")
+                .arg(&keys)
+                .query(&mut node(from)),
+            "migrate",
+        );
+    }
+    for &port in std::iter::once(&to).chain(ports) {
+        ok(
+            redis::cmd("CLUSTER")
+                .arg(&["SETSLOT", &slot.to_string(), "NODE", &to_id])
+                .query(&mut node(port)),
+            "setslot node",
+        );
+    }
+}
+
+/// Resharding under a running store: the slot of a bracket moves to another node
+/// whose script cache is empty. Both the resending connection (an update with a
+/// request id) and the at-most-once one (without) follow the move and reload the
+/// script, and no update is applied twice.
+#[tokio::test]
+async fn a_slot_moved_under_a_running_store() {
+    let cluster = Cluster::start();
+    let ports = cluster.ports();
+    let store = connect(&cluster.url(), RedisOptions::default()).await;
+    let season = season(&unique_prefix("reshard"), 100);
+    let board = season.keys().bracket(1, "bronze", 1).board;
+    let league = League::new(season, store);
+    let s = league
+        .submit("ana", 5, at(10).request_id("a1"))
+        .await
+        .expect("submit");
+    assert_eq!((s.tier.as_str(), s.bracket), ("bronze", 1));
+    let slot: u16 = redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(&board)
+        .query(&mut node(ports[0]))
+        .expect("keyslot");
+    let (_, from) = owner_of(ports[0], slot);
+    let to = *ports.iter().find(|&&p| p != from).expect("another node");
+    move_slot(&ports, slot, from, to);
+    assert_eq!(owner_of(ports[0], slot).1, to);
+    for &port in &ports {
+        let _: () = redis::cmd("SCRIPT")
+            .arg("FLUSH")
+            .query(&mut node(port))
+            .expect("script flush");
+    }
+    // Without a request id first: MOVED comes back to the store, which retries on
+    // the refreshed slot map; then NOSCRIPT, then the script runs once.
+    let s = league
+        .submit("ana", 5, at(11))
+        .await
+        .expect("submit after the move");
+    assert_eq!(s.score, 10);
+    let s = league
+        .submit("ana", 5, at(12).request_id("a2"))
+        .await
+        .expect("submit with an id after the move");
+    assert_eq!(s.score, 15);
+    let exists: i64 = redis::cmd("EXISTS")
+        .arg(&board)
+        .query(&mut node(to))
+        .expect("exists");
+    assert_eq!(exists, 1, "the board lives on the new node");
+    let period = league.period_at(Some(start())).expect("period").id;
+    let me = league.player("ana", Some(period)).await.expect("player");
+    assert_eq!(me.score, Some(15));
+}
