@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use leaguekit::connection::ConnectError;
 use leaguekit::engine::SubmitOptions;
-use leaguekit::{League, RedisOptions, RedisStore, Season, StoreError};
+use leaguekit::{League, ManualClock, RedisOptions, RedisStore, Season, StoreError};
 
 use common::cluster::{Cluster, cluster_ports, cluster_url};
 use common::tls::{TestCerts, TlsServer, tls_target};
@@ -75,6 +75,16 @@ demote = 1
     Season::from_toml(&text, "test").expect("test season")
 }
 
+/// A league whose league clock stands at noon of the season's first day: the test
+/// events (in its first minutes) are in the past and period 1 is open.
+fn pinned(season: Season, store: RedisStore) -> (League<RedisStore>, ManualClock) {
+    let clock = ManualClock::new(start() + chrono::Duration::hours(12));
+    (
+        League::with_clock(season, store, std::sync::Arc::new(clock.clone())),
+        clock,
+    )
+}
+
 fn at(seconds: i64) -> SubmitOptions {
     SubmitOptions::default().at(start() + chrono::Duration::seconds(seconds))
 }
@@ -105,7 +115,7 @@ async fn connect_err(url: &str, options: RedisOptions) -> (ConnectError, Duratio
 /// every deployment.
 async fn small_league_flow(store: RedisStore, tag: &str) {
     let season = season(&unique_prefix(tag), 100);
-    let league = League::new(season, store);
+    let (league, _clock) = pinned(season, store);
     // Many player ids, so player keys land in many slots (on a cluster, on every node).
     let players: Vec<String> = (0..12).map(|i| format!("p{i}-{{x}}:{i}")).collect();
     // Profiles first: a bracket caches its players' profiles when they enter it.
@@ -373,7 +383,7 @@ async fn a_league_runs_on_a_three_master_cluster() {
 async fn scripts_survive_a_script_flush_on_every_node() {
     let url = cluster_url();
     let store = connect(&url, RedisOptions::default()).await;
-    let league = League::new(season(&unique_prefix("flush"), 100), store);
+    let (league, _clock) = pinned(season(&unique_prefix("flush"), 100), store);
     league
         .submit("ana", 5, at(10).request_id("a1"))
         .await
@@ -487,18 +497,17 @@ async fn a_cluster_url_for_a_single_server_is_explained() {
 #[tokio::test]
 async fn a_tiny_rollover_runs_on_the_cluster() {
     let store = connect(&cluster_url(), RedisOptions::default()).await;
-    let league = League::new(season(&unique_prefix("clroll"), 2), store);
+    let (league, clock) = pinned(season(&unique_prefix("clroll"), 2), store);
     for (i, player) in ["a", "b", "c", "d", "e"].iter().enumerate() {
         league
             .submit(player, 10 + i as i64, at(10).request_id("x"))
             .await
             .expect("submit");
     }
+    // Period 1 may close max_skew (5 s) after its end.
+    clock.set(start() + chrono::Duration::days(1) + chrono::Duration::seconds(5));
     let report = league
-        .rollover(
-            Some(start() + chrono::Duration::days(1)),
-            leaguekit::RolloverOptions::default(),
-        )
+        .rollover(None, leaguekit::RolloverOptions::default())
         .await
         .expect("rollover");
     assert_eq!(report.closed.len(), 1);
@@ -516,7 +525,7 @@ async fn a_stopped_node_is_an_error_not_a_hang() {
         .with_cluster_response_timeout(Duration::from_secs(2))
         .with_response_timeout(Duration::from_secs(1));
     let store = connect(&url, options).await;
-    let league = League::new(season(&unique_prefix("stop"), 100), store);
+    let (league, _clock) = pinned(season(&unique_prefix("stop"), 100), store);
     league
         .submit("ana", 1, at(1).request_id("1"))
         .await
@@ -709,7 +718,7 @@ async fn a_slot_moved_under_a_running_store() {
     let store = connect(&cluster.url(), RedisOptions::default()).await;
     let season = season(&unique_prefix("reshard"), 100);
     let board = season.keys().bracket(1, "bronze", 1).board;
-    let league = League::new(season, store);
+    let (league, _clock) = pinned(season, store);
     let s = league
         .submit("ana", 5, at(10).request_id("a1"))
         .await
