@@ -1783,6 +1783,30 @@ mod tests {
         }
     }
 
+    /// A write that failed after it may have reached the server is "unknown"; one that
+    /// provably did not (the connection was refused, or the server answered with an
+    /// error before running it) is not.
+    #[test]
+    fn writes_that_may_have_run_are_unknown() {
+        let reset: RedisError =
+            std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset").into();
+        let timeout: RedisError =
+            std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out").into();
+        let refused: RedisError =
+            std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused").into();
+        let loading: RedisError = (ErrorKind::Server(ServerErrorKind::BusyLoading), "l").into();
+        assert!(may_have_run(&reset) && may_have_run(&timeout));
+        assert!(!may_have_run(&refused) && !may_have_run(&loading));
+        assert!(matches!(
+            write_error("update", reset),
+            StoreError::Unknown { op: "update", .. }
+        ));
+        assert!(matches!(
+            write_error("update", refused),
+            StoreError::Redis(_)
+        ));
+    }
+
     #[test]
     fn tokens_are_unique() {
         let a = attempt_token();
