@@ -235,7 +235,9 @@ fn cutting_proxy(upstream: u16, sha: String, cut_after: usize) -> u16 {
             }
             let _ = to.write_all(&buf[..upto]);
             if cut_here {
-                watch.as_ref().map(|w| w.cut.store(true, Ordering::SeqCst));
+                if let Some(w) = &watch {
+                    w.cut.store(true, Ordering::SeqCst);
+                }
                 let _ = to.shutdown(std::net::Shutdown::Both);
                 let _ = from.shutdown(std::net::Shutdown::Both);
                 return;
