@@ -749,7 +749,14 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let league = redis_league(&cli, season).await?;
             let options = RolloverOptions::default().dry_run(*dry_run);
             let report = league.rollover(at, options).await?;
-            print(&json!({"closed": report.closed, "dry_run": dry_run}))
+            print(&json!({
+                "closed": report.closed,
+                "empty": report.empty,
+                "closed_through": report.closed_through,
+                "blocked": report.blocked,
+                "unblocked": report.unblocked,
+                "dry_run": dry_run,
+            }))
         }
         Command::Run => {
             let league = std::sync::Arc::new(redis_league(&cli, season).await?);

@@ -524,6 +524,17 @@ impl Store for MemoryStore {
         Ok(out)
     }
 
+    async fn joined_many(
+        &self,
+        periods: &[PeriodKeys],
+    ) -> Result<Vec<Vec<(String, u64)>>, StoreError> {
+        let mut out = Vec::with_capacity(periods.len());
+        for p in periods {
+            out.push(self.joined(p).await?);
+        }
+        Ok(out)
+    }
+
     async fn set_profile(
         &self,
         player_keys: &PlayerKeys,

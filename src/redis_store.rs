@@ -1104,6 +1104,15 @@ impl Store for RedisStore {
         Ok(out)
     }
 
+    async fn joined_many(
+        &self,
+        periods: &[PeriodKeys],
+    ) -> Result<Vec<Vec<(String, u64)>>, StoreError> {
+        // Each period is a slot of its own: concurrent single reads, which one
+        // multiplexed connection sends together and a cluster routes by slot.
+        futures::future::try_join_all(periods.iter().map(|p| self.joined(p))).await
+    }
+
     async fn set_profile(
         &self,
         player_keys: &PlayerKeys,

@@ -65,6 +65,10 @@ pub struct RolloverReport {
     pub blocked: Vec<BlockedGrant>,
     /// Rewards granted by this run after earlier runs had failed to.
     pub unblocked: u64,
+    /// Periods closed by this run in which nobody was placed (not listed in `closed`).
+    pub empty: u64,
+    /// The last period the season has closed, after this run.
+    pub closed_through: PeriodId,
 }
 
 /// Options of [`League::rollover`].
@@ -245,39 +249,70 @@ impl<S: Store> League<S> {
             closed: Vec::new(),
             blocked: Vec::new(),
             unblocked: 0,
+            empty: 0,
+            closed_through: 0,
         };
         if !options.dry_run {
             report.unblocked = self.retry_blocked().await?;
         }
         let done = self.store().closed_through(&season_keys).await?;
+        report.closed_through = done;
         let owner = owner_id();
+        // The periods that may close, oldest first. After a long downtime (or on a
+        // fresh store for a season that started long ago) most have nobody in them:
+        // their join counters are read in batches, and an empty period (which can get
+        // no joins now: it no longer accepts events) is closed by moving the mark past
+        // it, without writing anything.
+        let mut due = Vec::new();
         let mut id = done + 1;
         while let Some(period) = self.season().calendar.period(id) {
             if self.closes_at(&period) > limit {
                 break;
             }
-            let closed = if options.dry_run {
-                self.preview_period(&period).await?
-            } else {
-                match self.close_period(&period, &owner).await {
-                    Ok(r) => r,
-                    // The league clock disagrees with the estimate this process made
-                    // of it by a few milliseconds: the period is not closable yet.
-                    Err(Error::Store(StoreError::Time(_))) => break,
-                    Err(e) => return Err(e),
-                }
-            };
-            if !options.dry_run {
-                self.store().set_closed_through(&season_keys, id).await?;
-            }
-            info!(
-                period = id,
-                players = closed.totals.players,
-                brackets = closed.brackets,
-                "period closed"
-            );
-            report.closed.push(closed);
+            due.push(period);
             id += 1;
+        }
+        'periods: for batch in due.chunks(256) {
+            let keys: Vec<_> = batch.iter().map(|p| self.keys().period(p.id)).collect();
+            let joins = self.store().joined_many(&keys).await?;
+            for (period, joins) in batch.iter().zip(joins) {
+                if joins.is_empty() {
+                    report.empty += 1;
+                    if !options.dry_run {
+                        report.closed_through = period.id;
+                    }
+                    continue;
+                }
+                let closed = if options.dry_run {
+                    self.preview_period(period).await?
+                } else {
+                    match self.close_period(period, &owner).await {
+                        Ok(r) => r,
+                        // The league clock disagrees with the estimate this process
+                        // made of it by a few milliseconds: not closable yet.
+                        Err(Error::Store(StoreError::Time(_))) => break 'periods,
+                        Err(e) => return Err(e),
+                    }
+                };
+                if !options.dry_run {
+                    self.store()
+                        .set_closed_through(&season_keys, period.id)
+                        .await?;
+                    report.closed_through = period.id;
+                }
+                info!(
+                    period = period.id,
+                    players = closed.totals.players,
+                    brackets = closed.brackets,
+                    "period closed"
+                );
+                report.closed.push(closed);
+            }
+        }
+        if !options.dry_run && report.closed_through > done {
+            self.store()
+                .set_closed_through(&season_keys, report.closed_through)
+                .await?;
         }
         report.blocked = self.store().blocked_grants(&season_keys).await?;
         for b in &report.blocked {
@@ -649,7 +684,10 @@ impl<S: Store> League<S> {
     ) -> Result<Vec<OutcomeRecord>, Error> {
         self.period(period)?;
         let pkeys = self.keys().period(period);
-        if self.store().period_summary(&pkeys).await?.is_none() {
+        // A period is closed once the season's mark passed it (an empty period is
+        // closed by the mark alone) or its summary is written.
+        let through = self.store().closed_through(&self.keys().season()).await?;
+        if through < period && self.store().period_summary(&pkeys).await?.is_none() {
             return Err(InputError::Other(format!(
                 "period {period} is not closed yet; run `leaguekit rollover` or wait for the scheduler"
             ))

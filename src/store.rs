@@ -481,6 +481,13 @@ pub trait Store: Send + Sync + 'static {
         period: &PeriodKeys,
     ) -> impl Future<Output = Result<Vec<(String, u64)>, StoreError>> + Send;
 
+    /// [`Store::joined`] of many periods, in order, in as few round trips as the store
+    /// allows.
+    fn joined_many(
+        &self,
+        periods: &[PeriodKeys],
+    ) -> impl Future<Output = Result<Vec<Vec<(String, u64)>>, StoreError>> + Send;
+
     /// Merges `fields` into the player's profile, atomically with the size check: the
     /// merged profile, encoded as JSON with its fields in `order` (the season's fields,
     /// sorted), must fit in `max_bytes`, or nothing is written. Returns the new version

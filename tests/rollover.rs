@@ -285,12 +285,15 @@ on_both!(
             .rollover(None, RolloverOptions::default())
             .await
             .expect("catch up");
-        assert_eq!(
-            r.closed.iter().map(|p| p.period).collect::<Vec<_>>(),
-            [5, 6, 7, 8]
-        );
+        // Period 5 had players; 6 to 8 had nobody: closed by the mark alone.
+        assert_eq!(r.closed.iter().map(|p| p.period).collect::<Vec<_>>(), [5]);
+        assert_eq!((r.empty, r.closed_through), (3, 8));
         assert_eq!(r.closed[0].totals.players, 4);
-        assert_eq!(r.closed[1].totals.players, 0);
+        let log = league
+            .outcomes(7, None, 10)
+            .await
+            .expect("an empty period is closed");
+        assert!(log.is_empty());
     }
 );
 

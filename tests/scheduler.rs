@@ -54,9 +54,14 @@ async fn start_catches_up_every_missed_period() {
         .await
         .expect("start");
     let now = league.period_at(None).expect("now").id;
+    // Period 1 had players; the 19 after it had nobody (closed by the mark alone).
     assert_eq!(
-        report.closed.len() as u64,
-        now - 1,
+        (
+            report.closed.len() as u64,
+            report.empty,
+            report.closed_through
+        ),
+        (1, now - 2, now - 1),
         "every ended period closed"
     );
     assert_eq!(
