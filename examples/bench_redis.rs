@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use leaguekit::engine::{BatchItem, SubmitOptions};
+use leaguekit::{BatchItem, SubmitOptions};
 use leaguekit::{League, RedisOptions, RedisStore, Season};
 
 fn season(prefix: &str) -> Season {

@@ -6,7 +6,7 @@
 //! cargo run --example quickstart -- redis://127.0.0.1:6379/
 //! ```
 
-use leaguekit::engine::SubmitOptions;
+use leaguekit::SubmitOptions;
 use leaguekit::{League, MemoryStore, RedisOptions, RedisStore, Season, Store};
 
 async fn play<S: Store>(league: League<S>) -> Result<(), leaguekit::Error> {

@@ -70,7 +70,7 @@ pub enum InputError {
     },
     /// An update would take the score out of `0..=max_score`.
     #[error(transparent)]
-    Score(#[from] crate::score::ScoreRangeError),
+    Score(#[from] crate::season::packing::ScoreRangeError),
     /// An event time before the first period of the season.
     #[error("time {at} is before the season starts ({start}); send a time at or after the start")]
     BeforeSeason {
@@ -215,7 +215,7 @@ pub enum StoreError {
     /// No connection could be opened: a bad URL or TLS file, refused credentials or
     /// certificates, or an unreachable server. Nothing was written.
     #[error(transparent)]
-    Connect(#[from] crate::connection::ConnectError),
+    Connect(#[from] crate::store::redis::connection::ConnectError),
     /// The period is being closed or is closed; nothing was written.
     #[error("period is closed")]
     PeriodClosed,

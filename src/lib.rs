@@ -9,34 +9,28 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub, rust_2018_idioms)]
 
-pub mod calendar;
-pub mod chart;
 pub mod clock;
-pub mod config;
-pub mod connection;
-pub mod engine;
 pub mod error;
-pub mod keys;
-pub mod memory;
-pub mod outcome;
-pub mod redis_store;
+pub mod league;
 pub mod rollover;
-pub mod scheduler;
-pub mod score;
+pub mod season;
 pub mod sim;
 pub mod store;
 
-pub use calendar::{Calendar, Period, PeriodId};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use config::Season;
-pub use connection::{ConnectError, RedisConnection, RedisUrl, UrlError};
-pub use engine::League;
 pub use error::{ConfigError, Error, InputError, StoreError};
-pub use memory::MemoryStore;
-pub use redis_store::{RedisOptions, RedisStore};
+pub use league::{
+    BatchItem, League, Placement, PlayerView, Standing, Standings, Submission, SubmitOptions,
+    TierCount,
+};
+pub use rollover::scheduler::{Scheduler, SchedulerOptions};
 pub use rollover::{RolloverOptions, RolloverReport};
-pub use scheduler::{Scheduler, SchedulerOptions};
+pub use season::Season;
+pub use season::calendar::{Calendar, Period, PeriodId};
 pub use store::Store;
+pub use store::memory::MemoryStore;
+pub use store::redis::connection::{ConnectError, RedisConnection, RedisUrl, UrlError};
+pub use store::redis::{RedisOptions, RedisStore};
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

@@ -6,10 +6,10 @@ use std::str::FromStr as _;
 
 use chrono::{DateTime, Datelike, TimeDelta, Timelike, Utc, Weekday};
 use chrono_tz::Tz;
-use leaguekit::config::{
+use leaguekit::season::packing::{Packing, ScoreMode};
+use leaguekit::season::{
     IdlePolicy, JoinPolicy, PeriodRule, Quota, Resolution, Reward, Schedule, SimulationConfig,
 };
-use leaguekit::score::{Packing, ScoreMode};
 use leaguekit::{Calendar, ConfigError, Period, Season};
 use proptest::prelude::*;
 
@@ -1000,7 +1000,7 @@ fn a_february_pattern_has_an_eleven_month_period() {
 
 #[tokio::test]
 async fn updates_in_a_long_cron_period_are_accepted() {
-    use leaguekit::engine::SubmitOptions;
+    use leaguekit::SubmitOptions;
     use leaguekit::{League, ManualClock, MemoryStore};
     use std::sync::Arc;
     for (zone, start) in [

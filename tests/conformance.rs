@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use leaguekit::engine::{BatchItem, SubmitOptions};
+use leaguekit::{BatchItem, SubmitOptions};
 use leaguekit::{Error, InputError, League, ManualClock, MemoryStore, RedisStore, Season, Store};
 
 const START: &str = "2026-01-05T00:00:00Z";
@@ -108,12 +108,7 @@ macro_rules! on_both {
     };
 }
 
-async fn submit_at<S: Store>(
-    l: &League<S>,
-    p: &str,
-    v: i64,
-    at: &str,
-) -> leaguekit::engine::Submission {
+async fn submit_at<S: Store>(l: &League<S>, p: &str, v: i64, at: &str) -> leaguekit::Submission {
     l.submit(p, v, SubmitOptions::default().at(t(at)))
         .await
         .expect("submit")
@@ -586,7 +581,7 @@ on_both!(batch_matches_single, |league, _clock| {
 // profile size under concurrency, leap seconds. Every case fails before its fix.
 
 /// An error's input error, or a panic naming what came instead.
-fn refused(r: Result<leaguekit::engine::Submission, Error>) -> InputError {
+fn refused(r: Result<leaguekit::Submission, Error>) -> InputError {
     match r {
         Err(e) => input_err(e),
         Ok(s) => panic!("expected a refusal, got {s:?}"),

@@ -13,8 +13,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use leaguekit::connection::ConnectError;
-use leaguekit::engine::SubmitOptions;
+use leaguekit::SubmitOptions;
+use leaguekit::store::redis::connection::ConnectError;
 use leaguekit::{League, ManualClock, RedisOptions, RedisStore, Season, StoreError};
 
 use common::cluster::{Cluster, cluster_ports, cluster_url};

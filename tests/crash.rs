@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
-use leaguekit::engine::{BatchItem, SubmitOptions};
 use leaguekit::rollover::RolloverOptions;
+use leaguekit::{BatchItem, SubmitOptions};
 use leaguekit::{League, ManualClock, RedisOptions, RedisStore, Season};
 
 const PLAYERS: usize = 20_000;

@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use leaguekit::engine::{BatchItem, SubmitOptions};
 use leaguekit::rollover::RolloverOptions;
+use leaguekit::{BatchItem, SubmitOptions};
 use leaguekit::{
     Clock, Error, InputError, League, ManualClock, MemoryStore, RedisOptions, RedisStore, Season,
     Store,
@@ -291,7 +291,7 @@ async fn a_batch_cut_mid_pipeline_reports_every_line_honestly() {
          [[tiers]]\nname = \"bronze\"\npromote = 0\ndemote = 0\n"
     );
     config.write_all(text.as_bytes()).expect("write");
-    let sha = redis::Script::new(include_str!("../lua/update.lua"))
+    let sha = redis::Script::new(include_str!("../src/store/redis/lua/update.lua"))
         .get_hash()
         .to_owned();
     // The first 1000 lines pass; the cut comes 400 calls into the second chunk.

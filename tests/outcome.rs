@@ -1,7 +1,7 @@
 //! The outcome rule (pure): quotas, idle players, rewards.
 
 use leaguekit::Season;
-use leaguekit::outcome::{Movement, bracket_outcomes};
+use leaguekit::rollover::outcome::{Movement, bracket_outcomes};
 
 fn season(idle: &str) -> Season {
     let text = format!(
@@ -172,7 +172,10 @@ fn order_of_input_does_not_matter() {
 fn encoding_round_trips() {
     let s = season("stay");
     for o in bracket_outcomes(&s, 1, &board(&s, 6, 2)) {
-        let back = leaguekit::outcome::decode(&o.player, &leaguekit::outcome::encode(&o));
+        let back = leaguekit::rollover::outcome::decode(
+            &o.player,
+            &leaguekit::rollover::outcome::encode(&o),
+        );
         assert_eq!(back.as_ref(), Some(&o));
     }
 }

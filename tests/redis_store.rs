@@ -11,10 +11,10 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use leaguekit::engine::{BatchItem, SubmitOptions};
-use leaguekit::keys::{Keys, hash_tag};
-use leaguekit::score::{EXACT_LIMIT, ScoreMode};
+use leaguekit::season::packing::{EXACT_LIMIT, ScoreMode};
+use leaguekit::store::keys::{Keys, hash_tag};
 use leaguekit::store::{Claim, CloseCheck, JoinRequest, TimeCheck};
+use leaguekit::{BatchItem, SubmitOptions};
 use leaguekit::{
     Error, InputError, League, ManualClock, RedisOptions, RedisStore, Season, Store, StoreError,
 };
@@ -72,7 +72,7 @@ fn season(prefix: &str, mode: &str, resolution: &str, size: u32, max: Option<u64
     let max = max.unwrap_or_else(|| {
         let probe = Season::from_toml(&season_text(prefix, mode, resolution, size, 1), "probe")
             .expect("probe season");
-        leaguekit::score::Packing::largest_max_score(probe.packing.ticks())
+        leaguekit::season::packing::Packing::largest_max_score(probe.packing.ticks())
             .expect("a daily season packs")
     });
     Season::from_toml(&season_text(prefix, mode, resolution, size, max), "test")

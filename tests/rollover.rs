@@ -6,8 +6,8 @@ mod common;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use leaguekit::engine::{BatchItem, SubmitOptions};
 use leaguekit::rollover::RolloverOptions;
+use leaguekit::{BatchItem, SubmitOptions};
 use leaguekit::{Clock, Error, InputError, League, ManualClock, MemoryStore, Season, Store};
 
 fn t(s: &str) -> DateTime<Utc> {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Timelike, Utc};
-use leaguekit::engine::SubmitOptions;
+use leaguekit::SubmitOptions;
 use leaguekit::{League, ManualClock, MemoryStore, Scheduler, SchedulerOptions, Season};
 
 fn season(period: &str, start: &str) -> Season {

@@ -1,6 +1,6 @@
 //! Property tests of score packing: exact, order-preserving, and refusing what does not fit.
 
-use leaguekit::score::{EXACT_LIMIT, Packing, ScoreMode};
+use leaguekit::season::packing::{EXACT_LIMIT, Packing, ScoreMode};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 

@@ -4,7 +4,7 @@
 mod common;
 
 use chrono::{DateTime, Duration, Utc};
-use leaguekit::engine::SubmitOptions;
+use leaguekit::SubmitOptions;
 use leaguekit::{League, MemoryStore, Season, Store};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;

@@ -22,7 +22,7 @@ pub struct ChartError {
     pub message: String,
 }
 
-const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+const FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 const SIZE: (u32, u32) = (1100, 620);
 
 fn register_font() {

@@ -108,7 +108,7 @@ use chrono_tz::{GapInfo, Tz};
 use croner::parser::{CronParser, Seconds, Year};
 use croner::{Cron, JobType};
 
-use crate::config::{PeriodRule, Schedule};
+use crate::season::{PeriodRule, Schedule};
 
 /// A period's id: 1 for the period that begins at the season's start, then 2, 3, ...
 pub type PeriodId = u64;

@@ -8,7 +8,7 @@
 //!    doing every one; a dead holder's lease simply expires);
 //! 2. freeze: mark the bracket closed (updates are refused from here on) and read the
 //!    final board in the same step;
-//! 3. compute the outcomes ([`crate::outcome::bracket_outcomes`], a pure function of the
+//! 3. compute the outcomes ([`crate::rollover::outcome::bracket_outcomes`], a pure function of the
 //!    frozen board) and record them unless already recorded;
 //! 4. grant rewards: one `HSETNX` per player and period, so a grant repeated after a
 //!    crash, or by a second process, is a no-op, and a claimed reward is never re-added;
@@ -20,6 +20,9 @@
 //! start of its close. The season remembers the last period it closed, so a rollover
 //! after downtime closes every period missed since, in order.
 
+pub mod outcome;
+pub mod scheduler;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -27,12 +30,12 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tracing::{info, instrument};
 
-use crate::calendar::{Period, PeriodId};
-use crate::engine::League;
 use crate::error::{Error, InputError, StoreError, TimeRefusal};
-use crate::keys::BracketKeys;
-use crate::outcome::{self, Outcome, Tally};
+use crate::league::League;
+use crate::season::calendar::{Period, PeriodId};
+use crate::store::keys::BracketKeys;
 use crate::store::{BlockedGrant, BracketClaim, Claim, CloseCheck, Store};
+use outcome::{Outcome, Tally};
 
 /// How long a bracket lease lasts; closing a bracket takes milliseconds, so a holder
 /// that keeps it this long has died or stalled and another process takes over.
@@ -232,7 +235,7 @@ impl<S: Store> League<S> {
         options: RolloverOptions,
     ) -> Result<RolloverReport, Error> {
         let now = self.now().await?;
-        let at = crate::engine::normalize_time(at.unwrap_or(now));
+        let at = crate::league::normalize_time(at.unwrap_or(now));
         if at > now + self.skew() && !options.dry_run {
             return Err(InputError::FutureTime {
                 at,
@@ -632,7 +635,7 @@ impl<S: Store> League<S> {
     /// The player's most recent closed period, if any.
     #[instrument(skip(self), err(level = "debug"))]
     pub async fn last_outcome(&self, player: &str) -> Result<Option<LastOutcome>, Error> {
-        crate::engine::validate_player(player)?;
+        crate::league::validate_player(player)?;
         let Some(state) = self
             .store()
             .player_state(&self.keys().player(player))
@@ -743,7 +746,7 @@ impl<S: Store> League<S> {
     /// The player's rewards not yet claimed.
     #[instrument(skip(self), err(level = "debug"))]
     pub async fn rewards(&self, player: &str) -> Result<Vec<RewardGrant>, Error> {
-        crate::engine::validate_player(player)?;
+        crate::league::validate_player(player)?;
         Ok(self
             .store()
             .rewards(&self.keys().player(player))
@@ -762,9 +765,9 @@ impl<S: Store> League<S> {
         player: &str,
         request_id: Option<&str>,
     ) -> Result<Vec<RewardGrant>, Error> {
-        crate::engine::validate_player(player)?;
+        crate::league::validate_player(player)?;
         if let Some(id) = request_id {
-            crate::engine::validate_request_id(id)?;
+            crate::league::validate_request_id(id)?;
         }
         let now = self.now().await?;
         let current = self.period_at(Some(now)).map(|p| p.id).unwrap_or(0);

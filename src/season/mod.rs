@@ -17,6 +17,9 @@
 //! refuses a season whose scores could not be stored exactly, naming the largest
 //! `max_score` that would fit.
 
+pub mod calendar;
+pub mod packing;
+
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
@@ -27,10 +30,10 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::calendar::{Calendar, CalendarError, parse_cron, parse_zone};
 use crate::error::ConfigError;
-use crate::keys::Keys;
-use crate::score::{Packing, ScoreMode};
+use crate::season::calendar::{Calendar, CalendarError, parse_cron, parse_zone};
+use crate::season::packing::{Packing, ScoreMode};
+use crate::store::keys::Keys;
 
 /// A validated season.
 #[derive(Debug, Clone)]

@@ -21,7 +21,7 @@ use std::cmp::Reverse;
 
 use serde::Serialize;
 
-use crate::config::{IdlePolicy, Season};
+use crate::season::{IdlePolicy, Season};
 
 /// Where a player goes after a period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

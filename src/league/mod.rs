@@ -11,11 +11,11 @@ use chrono::{DateTime, Timelike, Utc};
 use serde::Serialize;
 use tracing::instrument;
 
-use crate::calendar::{Period, PeriodId};
 use crate::clock::{Clock, SystemClock};
-use crate::config::{JoinPolicy, Season};
 use crate::error::{Error, InputError, StoreError, TimeRefusal};
-use crate::keys::{BracketKeys, Keys, PeriodKeys, PlayerKeys};
+use crate::season::calendar::{Period, PeriodId};
+use crate::season::{JoinPolicy, Season};
+use crate::store::keys::{BracketKeys, Keys, PeriodKeys, PlayerKeys};
 use crate::store::{
     Entered, JoinRequest, Now, PlayerState, ProfileWrite, RawEntry, Store, TimeCheck, Update,
     UpdateReply, UpdateStatus,
@@ -188,7 +188,7 @@ impl BatchItem {
 /// corrected by the measured offset to the store's. A league built with
 /// [`League::with_clock`] uses the given clock instead, on either store: for tests,
 /// simulations and replays in which every process uses that same clock. See the
-/// `[clock]` section of the season ([`crate::config::ClockRules`]) for the rules.
+/// `[clock]` section of the season ([`crate::season::ClockRules`]) for the rules.
 #[derive(Debug)]
 pub struct League<S: Store> {
     season: Arc<Season>,
@@ -589,7 +589,11 @@ impl<S: Store> League<S> {
             // as skipped.
             None => (index, period - s.period),
         };
-        Ok(self.tier_name(crate::outcome::after_skipped(&self.season, base, skipped)))
+        Ok(self.tier_name(crate::rollover::outcome::after_skipped(
+            &self.season,
+            base,
+            skipped,
+        )))
     }
 
     fn cached(&self, player: &str, period: PeriodId) -> Option<Arc<Placed>> {
@@ -846,18 +850,18 @@ impl<S: Store> League<S> {
             UpdateStatus::OutOfRange { current } => {
                 let (cur, _) = self.season.packing.unpack(current);
                 let result = match self.season.scoring.mode {
-                    crate::score::ScoreMode::Increment => cur as i128 + value as i128,
+                    crate::season::packing::ScoreMode::Increment => cur as i128 + value as i128,
                     _ => value as i128,
                 };
-                return Err(
-                    InputError::Score(crate::score::ScoreRangeError::OutOfRange {
+                return Err(InputError::Score(
+                    crate::season::packing::ScoreRangeError::OutOfRange {
                         current: cur,
                         value,
                         result,
                         max: self.season.packing.max_score(),
-                    })
-                    .into(),
-                );
+                    },
+                )
+                .into());
             }
         };
         let (score, _) = self.season.packing.unpack(reply.packed);
@@ -889,12 +893,12 @@ impl<S: Store> League<S> {
         // Values that can never be valid are refused before the player is placed, so
         // such an update does not even create a placement.
         let hopeless = match mode {
-            crate::score::ScoreMode::Increment => value.unsigned_abs() > max,
+            crate::season::packing::ScoreMode::Increment => value.unsigned_abs() > max,
             _ => value < 0 || value as u64 > max,
         };
         if hopeless {
             return Err(
-                InputError::Score(crate::score::ScoreRangeError::OutOfRange {
+                InputError::Score(crate::season::packing::ScoreRangeError::OutOfRange {
                     current: 0,
                     value,
                     result: value as i128,

@@ -19,7 +19,7 @@ use tokio::sync::Mutex;
 use tokio_cron_scheduler::{Job, JobScheduler, JobSchedulerError};
 use tracing::{error, info, warn};
 
-use crate::engine::League;
+use crate::league::League;
 use crate::rollover::{RolloverOptions, RolloverReport};
 use crate::store::Store;
 

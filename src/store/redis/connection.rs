@@ -44,7 +44,7 @@ use redis::{
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::redis_store::RedisOptions;
+use crate::store::redis::RedisOptions;
 
 /// The port a URL without one means (Redis's own default).
 pub const DEFAULT_PORT: u16 = 6379;

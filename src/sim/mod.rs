@@ -6,6 +6,8 @@
 //! ordered maps, and no wall-clock time enters a report, so one seed gives one
 //! byte-identical report on any store.
 
+pub mod chart;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -13,11 +15,11 @@ use chrono::Duration;
 use serde::Serialize;
 
 use crate::clock::ManualClock;
-use crate::config::{JoinPolicy, Season};
-use crate::engine::{BatchItem, League, SubmitOptions};
 use crate::error::{Error, InputError};
+use crate::league::{BatchItem, League, SubmitOptions};
 use crate::rollover::RolloverOptions;
-use crate::score::ScoreMode;
+use crate::season::packing::ScoreMode;
+use crate::season::{JoinPolicy, Season};
 use crate::store::Store;
 
 /// What to simulate. Defaults come from the season's `[simulation]` section.
@@ -344,15 +346,16 @@ pub async fn simulate<S: Store>(
         let report = league.rollover(None, RolloverOptions::default()).await?;
         let closed = report.closed.iter().find(|p| p.period == period.id);
         let counts = league.counts(Some(period.id)).await?;
-        let by_tier = |f: &dyn Fn(&crate::outcome::Tally) -> u64| -> BTreeMap<String, u64> {
-            tiers
-                .iter()
-                .map(|t| {
-                    let v = closed.and_then(|c| c.tiers.get(t)).map_or(0, f);
-                    (t.clone(), v)
-                })
-                .collect()
-        };
+        let by_tier =
+            |f: &dyn Fn(&crate::rollover::outcome::Tally) -> u64| -> BTreeMap<String, u64> {
+                tiers
+                    .iter()
+                    .map(|t| {
+                        let v = closed.and_then(|c| c.tiers.get(t)).map_or(0, f);
+                        (t.clone(), v)
+                    })
+                    .collect()
+            };
         figures.push(PeriodFigures {
             period: period.id,
             playing,

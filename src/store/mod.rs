@@ -1,16 +1,20 @@
 //! The storage abstraction: the atomic operations the engine needs.
 //!
-//! Each method is one atomic step on one hash slot (see [`crate::keys`]), so the
+//! Each method is one atomic step on one hash slot (see [`crate::store::keys`]), so the
 //! Redis implementation is one Lua script or command per method and the in-memory
 //! implementation is one critical section. Both must behave identically; the shared
 //! conformance suite in `tests/conformance.rs` holds them to it.
+
+pub mod keys;
+pub mod memory;
+pub mod redis;
 
 use std::future::Future;
 
 use crate::error::StoreError;
 pub use crate::error::TimeRefusal;
-use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
-use crate::score::ScoreMode;
+use crate::season::packing::ScoreMode;
+use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 
 /// Which clock a store operation decides by.
 ///
@@ -209,7 +213,7 @@ pub struct Update<'a> {
     pub tick: u64,
     /// The season's maximum score.
     pub max_score: u64,
-    /// The packing multiplier `T` (see [`crate::score`]).
+    /// The packing multiplier `T` (see [`crate::season::packing`]).
     pub span: u64,
     /// The idempotency key and how long it lives, if the update carries a request id.
     /// The key names the player and the request id: the same id sent for two players

@@ -2,7 +2,7 @@
 //!
 //! Every operation that reads and writes runs as a Lua script from `lua/`, so it is
 //! atomic on the server; every script touches the keys of one group of
-//! [`crate::keys`] only, declared in `KEYS`, so it would run unchanged on one Redis
+//! [`crate::store::keys`] only, declared in `KEYS`, so it would run unchanged on one Redis
 //! Cluster slot. Scripts are sent with EVALSHA and loaded on demand.
 //!
 //! Two things about redis-rs 1.x shape this module (see [`RedisOptions`]):
@@ -21,11 +21,13 @@
 //!   before the connection failed; nor is a claim without a claim id, whose retry
 //!   would answer "nothing" after the first attempt claimed everything.
 //!
-//! Scores: a board stores minus the packed score (see [`crate::score`]), so ZRANGE
+//! Scores: a board stores minus the packed score (see [`crate::season::packing`]), so ZRANGE
 //! lists the best first and equal scores tie by player id in ascending byte order,
 //! as the in-memory store does. Packed values stay at or below 2^53 and are exact as
 //! doubles; the scripts never let Lua format a number with `%.14g`, and every score
 //! read back is checked to be an integer in range before it is trusted.
+
+pub mod connection;
 
 use std::collections::hash_map::RandomState;
 use std::future::Future;
@@ -38,14 +40,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError, RedisResult, Script, ScriptInvocation, ServerErrorKind, Value};
 
-use crate::connection::{self, RedisConnection};
 use crate::error::{StoreError, TimeRefusal};
-use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
-use crate::score::{EXACT_LIMIT, Packing};
+use crate::season::packing::{EXACT_LIMIT, Packing};
+use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 use crate::store::{
     BlockedGrant, BracketClaim, Claim, CloseCheck, Entered, Grant, JoinRequest, Joined, Now, Page,
     PlayerState, ProfileWrite, RawEntry, Store, Update, UpdateReply, UpdateStatus,
 };
+use connection::RedisConnection;
 
 /// The scripts, hashed once per process (`Script::new` computes the SHA1).
 struct Scripts {
@@ -70,24 +72,24 @@ struct Scripts {
 }
 
 static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
-    join: Script::new(include_str!("../lua/join.lua")),
-    enter: Script::new(include_str!("../lua/enter.lua")),
-    update: Script::new(include_str!("../lua/update.lua")),
-    standings: Script::new(include_str!("../lua/standings.lua")),
-    around: Script::new(include_str!("../lua/around.lua")),
-    entry: Script::new(include_str!("../lua/entry.lua")),
-    cache_profile: Script::new(include_str!("../lua/cache_profile.lua")),
-    record_state: Script::new(include_str!("../lua/record_state.lua")),
-    raise_mark: Script::new(include_str!("../lua/raise_mark.lua")),
-    begin_close: Script::new(include_str!("../lua/begin_close.lua")),
-    finish_period: Script::new(include_str!("../lua/finish_period.lua")),
-    claim_bracket: Script::new(include_str!("../lua/claim_bracket.lua")),
-    freeze: Script::new(include_str!("../lua/freeze.lua")),
-    record_outcomes: Script::new(include_str!("../lua/record_outcomes.lua")),
-    finish_bracket: Script::new(include_str!("../lua/finish_bracket.lua")),
-    claim_rewards: Script::new(include_str!("../lua/claim_rewards.lua")),
-    set_profile: Script::new(include_str!("../lua/set_profile.lua")),
-    grant: Script::new(include_str!("../lua/grant.lua")),
+    join: Script::new(include_str!("lua/join.lua")),
+    enter: Script::new(include_str!("lua/enter.lua")),
+    update: Script::new(include_str!("lua/update.lua")),
+    standings: Script::new(include_str!("lua/standings.lua")),
+    around: Script::new(include_str!("lua/around.lua")),
+    entry: Script::new(include_str!("lua/entry.lua")),
+    cache_profile: Script::new(include_str!("lua/cache_profile.lua")),
+    record_state: Script::new(include_str!("lua/record_state.lua")),
+    raise_mark: Script::new(include_str!("lua/raise_mark.lua")),
+    begin_close: Script::new(include_str!("lua/begin_close.lua")),
+    finish_period: Script::new(include_str!("lua/finish_period.lua")),
+    claim_bracket: Script::new(include_str!("lua/claim_bracket.lua")),
+    freeze: Script::new(include_str!("lua/freeze.lua")),
+    record_outcomes: Script::new(include_str!("lua/record_outcomes.lua")),
+    finish_bracket: Script::new(include_str!("lua/finish_bracket.lua")),
+    claim_rewards: Script::new(include_str!("lua/claim_rewards.lua")),
+    set_profile: Script::new(include_str!("lua/set_profile.lua")),
+    grant: Script::new(include_str!("lua/grant.lua")),
 });
 
 /// Longest idempotency window sent to Redis (100 years, in seconds). Redis refuses an
@@ -144,7 +146,7 @@ pub struct RedisOptions {
     pub connection_timeout: Duration,
     /// How many times an unreachable server is tried again: by
     /// [`RedisStore::connect`], for each node, before it reports
-    /// [`crate::connection::ConnectError::Unreachable`], and, on one server, by the
+    /// [`crate::store::redis::connection::ConnectError::Unreachable`], and, on one server, by the
     /// connection manager after a dropped connection before it fails the waiting
     /// commands (default 6: with the default delays, an unreachable server is reported
     /// after about 6 s, and a Redis restart of a few seconds is ridden out). A wrong
@@ -332,7 +334,7 @@ pub struct RedisStore {
 
 impl RedisStore {
     /// Connects to `url` and checks the connection. The forms (see
-    /// [`crate::connection::RedisUrl`]):
+    /// [`crate::store::redis::connection::RedisUrl`]):
     ///
     /// - `redis://[user:password@]host[:port][/db]`, `rediss://...` for TLS;
     /// - `redis+cluster://[user:password@]host:port,host:port,...`,
@@ -1702,31 +1704,28 @@ mod tests {
     #[test]
     fn scripts_touch_only_declared_keys() {
         let sources = [
-            ("join", include_str!("../lua/join.lua")),
-            ("enter", include_str!("../lua/enter.lua")),
-            ("update", include_str!("../lua/update.lua")),
-            ("standings", include_str!("../lua/standings.lua")),
-            ("around", include_str!("../lua/around.lua")),
-            ("entry", include_str!("../lua/entry.lua")),
-            ("cache_profile", include_str!("../lua/cache_profile.lua")),
-            ("record_state", include_str!("../lua/record_state.lua")),
-            ("raise_mark", include_str!("../lua/raise_mark.lua")),
-            ("begin_close", include_str!("../lua/begin_close.lua")),
-            ("finish_period", include_str!("../lua/finish_period.lua")),
-            ("claim_bracket", include_str!("../lua/claim_bracket.lua")),
-            ("freeze", include_str!("../lua/freeze.lua")),
-            (
-                "record_outcomes",
-                include_str!("../lua/record_outcomes.lua"),
-            ),
-            ("finish_bracket", include_str!("../lua/finish_bracket.lua")),
-            ("claim_rewards", include_str!("../lua/claim_rewards.lua")),
-            ("set_profile", include_str!("../lua/set_profile.lua")),
-            ("grant", include_str!("../lua/grant.lua")),
+            ("join", include_str!("lua/join.lua")),
+            ("enter", include_str!("lua/enter.lua")),
+            ("update", include_str!("lua/update.lua")),
+            ("standings", include_str!("lua/standings.lua")),
+            ("around", include_str!("lua/around.lua")),
+            ("entry", include_str!("lua/entry.lua")),
+            ("cache_profile", include_str!("lua/cache_profile.lua")),
+            ("record_state", include_str!("lua/record_state.lua")),
+            ("raise_mark", include_str!("lua/raise_mark.lua")),
+            ("begin_close", include_str!("lua/begin_close.lua")),
+            ("finish_period", include_str!("lua/finish_period.lua")),
+            ("claim_bracket", include_str!("lua/claim_bracket.lua")),
+            ("freeze", include_str!("lua/freeze.lua")),
+            ("record_outcomes", include_str!("lua/record_outcomes.lua")),
+            ("finish_bracket", include_str!("lua/finish_bracket.lua")),
+            ("claim_rewards", include_str!("lua/claim_rewards.lua")),
+            ("set_profile", include_str!("lua/set_profile.lua")),
+            ("grant", include_str!("lua/grant.lua")),
         ];
         // The list above must name every script the store runs.
         let listed: Vec<&str> = sources.iter().map(|(name, _)| *name).collect();
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/lua");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/store/redis/lua");
         let mut on_disk: Vec<String> = std::fs::read_dir(dir)
             .unwrap_or_else(|e| panic!("cannot list {dir}: {e}"))
             .filter_map(|entry| entry.ok())

@@ -9,11 +9,11 @@ use std::process::ExitCode;
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use leaguekit::engine::{BatchItem, SubmitOptions};
-use leaguekit::sim::{self, SimOptions, SimReport};
+use leaguekit::sim::{self, SimOptions, SimReport, chart};
+use leaguekit::{BatchItem, SubmitOptions};
 use leaguekit::{
     Error, League, ManualClock, MemoryStore, RedisOptions, RedisStore, RolloverOptions, Scheduler,
-    SchedulerOptions, Season, chart,
+    SchedulerOptions, Season,
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -287,7 +287,7 @@ fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
             "name": season.name,
             "tiers": tiers,
             "max_score": season.packing.max_score(),
-            "largest_max_score": leaguekit::score::Packing::largest_max_score(season.packing.ticks()),
+            "largest_max_score": leaguekit::season::packing::Packing::largest_max_score(season.packing.ticks()),
             "periods": periods,
             "calendar": {
                 "periods": last.id,
@@ -337,10 +337,10 @@ fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
         "scores: 0..={} exact (largest this schedule allows at {} resolution: {})",
         season.packing.max_score(),
         match season.scoring.time_resolution {
-            leaguekit::config::Resolution::Second => "1s",
+            leaguekit::season::Resolution::Second => "1s",
             _ => "1ms",
         },
-        leaguekit::score::Packing::largest_max_score(season.packing.ticks()).unwrap_or(0)
+        leaguekit::season::packing::Packing::largest_max_score(season.packing.ticks()).unwrap_or(0)
     );
     if capped {
         let days = (last.end - season.schedule.start).num_days();
@@ -399,10 +399,10 @@ fn check(season: &Season, json: bool, n: usize) -> Result<(), Failure> {
     emit(&text)
 }
 
-fn quota(q: leaguekit::config::Quota) -> String {
+fn quota(q: leaguekit::season::Quota) -> String {
     match q {
-        leaguekit::config::Quota::Count(n) => n.to_string(),
-        leaguekit::config::Quota::Percent(p) => format!("{p}%"),
+        leaguekit::season::Quota::Count(n) => n.to_string(),
+        leaguekit::season::Quota::Percent(p) => format!("{p}%"),
         _ => "?".into(),
     }
 }

@@ -11,8 +11,8 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::StoreError;
-use crate::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
-use crate::score::Packing;
+use crate::season::packing::Packing;
+use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 use crate::store::{
     BlockedGrant, BracketClaim, Claim, CloseCheck, Entered, Grant, JoinRequest, Joined, Judgement,
     Now, Page, PlayerState, ProfileWrite, RawEntry, Store, Update, UpdateReply, UpdateStatus,
@@ -554,7 +554,7 @@ impl Store for MemoryStore {
         for (k, v) in fields {
             merged.insert(k, v);
         }
-        let json = crate::engine::profile_json(order, &merged);
+        let json = crate::league::profile_json(order, &merged);
         if json.len() > max_bytes {
             return Ok(ProfileWrite::TooLarge { bytes: json.len() });
         }
