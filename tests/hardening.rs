@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use leaguekit::rollover::RolloverOptions;
+use leaguekit::store::{LeagueStore as _, RolloverStore as _};
 use leaguekit::{BatchItem, SubmitOptions};
 use leaguekit::{
     Clock, Error, InputError, League, ManualClock, MemoryStore, RedisOptions, RedisStore, Season,

@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 use leaguekit::season::packing::{EXACT_LIMIT, ScoreMode};
 use leaguekit::store::keys::{Keys, hash_tag};
 use leaguekit::store::{Claim, CloseCheck, JoinRequest, TimeCheck};
+use leaguekit::store::{LeagueStore as _, RankingStore as _, RolloverStore as _};
 use leaguekit::{BatchItem, SubmitOptions};
 use leaguekit::{
     Error, InputError, League, ManualClock, RedisOptions, RedisStore, Season, Store, StoreError,

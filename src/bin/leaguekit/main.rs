@@ -430,7 +430,7 @@ struct BatchCounts {
 
 /// Waits until the store answers (its clock), for at most `limit`. True if it did.
 async fn store_answers(league: &League<RedisStore>, limit: std::time::Duration) -> bool {
-    use leaguekit::Store as _;
+    use leaguekit::store::LeagueStore as _;
     let deadline = std::time::Instant::now() + limit;
     let mut delay = std::time::Duration::from_millis(100);
     loop {

@@ -1,0 +1,175 @@
+//! The embedded store's placements: [`LeagueStore`] in one critical section each.
+
+use super::{MemoryStore, PeriodData, source_period, time_error};
+use crate::error::StoreError;
+use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys};
+use crate::store::*;
+
+impl LeagueStore for MemoryStore {
+    async fn now(&self) -> Result<i64, StoreError> {
+        Ok(self.clock.now().timestamp_millis())
+    }
+
+    fn now_is_free(&self) -> bool {
+        true
+    }
+
+    async fn join(
+        &self,
+        period: &PeriodKeys,
+        request: &JoinRequest<'_>,
+    ) -> Result<Joined, StoreError> {
+        match request.time.judge(self.now_ms(request.time.now)) {
+            Ok(()) => {}
+            Err(Judgement::Refused(why)) => return Err(time_error(why)),
+            Err(Judgement::Closed) => return Err(StoreError::PeriodClosed),
+        }
+        let mut data = self.data();
+        if !data.periods.contains_key(&period.base) {
+            data.periods
+                .insert(period.base.clone(), PeriodData::default());
+        }
+        let Some(p) = data.periods.get_mut(&period.base) else {
+            return Err(StoreError::Protocol("period vanished".into()));
+        };
+        if p.meta.contains_key("closing") {
+            return Err(StoreError::PeriodClosed);
+        }
+        let size = u64::from(request.size.max(1));
+        if let Some((tier, bracket)) = p.assign.get(request.player) {
+            match request.replace_full {
+                Some(full) if full == *bracket => {
+                    // The assigned bracket is full: move the counter past it, so this
+                    // and every later joiner of the tier lands in a bracket after it.
+                    let tier = tier.clone();
+                    let n = p.joins.entry(tier).or_insert(0);
+                    *n = (*n).max(u64::from(full).saturating_mul(size));
+                }
+                _ => {
+                    return Ok(Joined {
+                        tier: tier.clone(),
+                        bracket: *bracket,
+                        new: false,
+                    });
+                }
+            }
+        }
+        let tier = match p.assign.get(request.player) {
+            // A reassignment keeps the tier the player was placed in.
+            Some((tier, _)) => tier.clone(),
+            None => request.tier.to_owned(),
+        };
+        let n = p.joins.entry(tier.clone()).or_insert(0);
+        *n += 1;
+        let bracket = u32::try_from(n.div_ceil(size)).unwrap_or(u32::MAX);
+        p.assign
+            .insert(request.player.to_owned(), (tier.clone(), bracket));
+        Ok(Joined {
+            tier,
+            bracket,
+            new: true,
+        })
+    }
+
+    async fn placement(
+        &self,
+        period: &PeriodKeys,
+        player: &str,
+    ) -> Result<Option<(String, u32)>, StoreError> {
+        let data = self.data();
+        Ok(data
+            .periods
+            .get(&period.base)
+            .and_then(|p| p.assign.get(player).cloned()))
+    }
+
+    async fn enter(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+        size: u32,
+        profile: Option<(u64, &str)>,
+        _ttl_secs: u64,
+    ) -> Result<Entered, StoreError> {
+        let mut data = self.data();
+        let b = Self::bracket(&mut data, bracket);
+        if b.meta.contains_key("closed") {
+            return Err(StoreError::PeriodClosed);
+        }
+        if !b.scores.contains_key(player) {
+            if b.scores.len() >= size as usize {
+                return Ok(Entered::Full);
+            }
+            b.put(player, 0);
+        }
+        if let Some((version, json)) = profile {
+            let newer = b.profiles.get(player).is_none_or(|(v, _)| *v < version);
+            if newer {
+                b.profiles
+                    .insert(player.to_owned(), (version, json.to_owned()));
+            }
+        }
+        Ok(Entered::Ok)
+    }
+
+    async fn joined(&self, period: &PeriodKeys) -> Result<Vec<(String, u64)>, StoreError> {
+        let data = self.data();
+        let mut out: Vec<(String, u64)> = data
+            .periods
+            .get(&period.base)
+            .map(|p| p.joins.iter().map(|(t, n)| (t.clone(), *n)).collect())
+            .unwrap_or_default();
+        out.sort();
+        Ok(out)
+    }
+
+    async fn joined_many(
+        &self,
+        periods: &[PeriodKeys],
+    ) -> Result<Vec<Vec<(String, u64)>>, StoreError> {
+        let mut out = Vec::with_capacity(periods.len());
+        for p in periods {
+            out.push(self.joined(p).await?);
+        }
+        Ok(out)
+    }
+
+    async fn player_state(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> Result<Option<PlayerState>, StoreError> {
+        let now = self.clock.now().timestamp();
+        let data = self.data();
+        Ok(Self::live_player(&data, player_keys, now).and_then(|p| p.state.clone()))
+    }
+
+    async fn record_state(
+        &self,
+        player_keys: &PlayerKeys,
+        state: &PlayerState,
+        ttl_secs: u64,
+        trim_before: u64,
+    ) -> Result<(), StoreError> {
+        let now = self.clock.now().timestamp();
+        let mut data = self.data();
+        let p = Self::player(&mut data, player_keys, now);
+        // Claimed rewards of periods past retention can never be granted again (the
+        // rollover never reopens them), and old claim answers are past any retry.
+        p.rewards.retain(|source, (done, _)| {
+            !*done || source_period(source).is_some_and(|n| n >= trim_before)
+        });
+        p.claims.retain(|_, (period, _)| *period >= trim_before);
+        match &p.state {
+            None => p.state = Some(PlayerState::new(state.period, &state.tier, state.bracket)),
+            Some(old) if old.period < state.period => {
+                let mut new = PlayerState::new(state.period, &state.tier, state.bracket);
+                new.previous = Some((old.period, old.tier.clone(), old.bracket));
+                p.state = Some(new);
+            }
+            Some(_) => {}
+        }
+        // Every placement starts the player's expiry anew (Redis: EXPIRE on each key).
+        p.expire_at = Some(now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX)));
+        Ok(())
+    }
+}

@@ -1,0 +1,270 @@
+//! The embedded store's boards: score updates (the same rule as `update.lua`),
+//! pages, cached profiles; [`RankingStore`] in one critical section each.
+
+use chrono::{DateTime, Utc};
+
+use std::sync::Arc;
+
+use super::{BracketData, MemoryStore};
+use crate::error::StoreError;
+use crate::season::packing::Packing;
+use crate::store::keys::{BracketKeys, PlayerKeys};
+use crate::store::*;
+
+impl BracketData {
+    /// Where `(packed, player)` sits (or would sit) in `order`.
+    pub(super) fn position(&self, player: &str, packed: u64) -> usize {
+        let neg = -(packed as i64);
+        self.order
+            .partition_point(|(n, p)| (*n, &**p) < (neg, player))
+    }
+
+    pub(super) fn rank(&self, player: &str, packed: u64) -> u64 {
+        self.position(player, packed) as u64
+    }
+
+    pub(super) fn put(&mut self, player: &str, packed: u64) {
+        let id = match self.scores.get_key_value(player) {
+            Some((id, old)) => {
+                let id = id.clone();
+                let at = self.position(player, *old);
+                self.order.remove(at);
+                id
+            }
+            None => Arc::from(player),
+        };
+        let at = self.position(player, packed);
+        self.order.insert(at, (-(packed as i64), id.clone()));
+        self.scores.insert(id, packed);
+    }
+
+    pub(super) fn page(&self, offset: u64, limit: u64) -> Page {
+        let entries = self
+            .order
+            .iter()
+            .skip(offset as usize)
+            .take(limit as usize)
+            .map(|(neg, player)| RawEntry {
+                player: player.to_string(),
+                packed: (-*neg) as u64,
+                profile: self.profiles.get(&**player).map(|(_, json)| json.clone()),
+            })
+            .collect();
+        Page {
+            total: self.order.len() as u64,
+            offset,
+            entries,
+        }
+    }
+
+    pub(super) fn update(&mut self, update: &Update<'_>, now: DateTime<Utc>) -> UpdateReply {
+        let refused = |status| UpdateReply {
+            status,
+            packed: 0,
+            rank: 0,
+        };
+        // The idempotency record first: a retry is answered as the first time was,
+        // even once the period has closed.
+        if let Some((key, _)) = &update.request
+            && let Some((packed, rank, expires)) = self.requests.get(key)
+            && *expires > now
+        {
+            return UpdateReply {
+                status: UpdateStatus::Duplicate,
+                packed: *packed,
+                rank: *rank,
+            };
+        }
+        let now_ms = match update.time.now {
+            Now::At(ms) => ms,
+            Now::Store => now.timestamp_millis(),
+        };
+        match update.time.judge(now_ms) {
+            Ok(()) => {}
+            Err(Judgement::Refused(why)) => return refused(UpdateStatus::Refused(why)),
+            Err(Judgement::Closed) => return refused(UpdateStatus::Closed),
+        }
+        if self.meta.contains_key("closed") {
+            return refused(UpdateStatus::Closed);
+        }
+        let Some(current) = self.scores.get(update.player).copied() else {
+            // Only a join puts a player on a board: an update for a player who is not
+            // there comes from a stale placement (or a store that lost its data).
+            return refused(UpdateStatus::NotPlaced);
+        };
+        // The store trusts the engine's validated season limits.
+        let packing = match Packing::new(update.max_score, update.span.saturating_sub(1)) {
+            Ok(p) => p,
+            Err(_) => {
+                return UpdateReply {
+                    status: UpdateStatus::OutOfRange { current },
+                    packed: current,
+                    rank: 0,
+                };
+            }
+        };
+        match packing.apply(update.mode, Some(current), update.value, update.tick) {
+            Ok(packed) => {
+                self.put(update.player, packed);
+                let rank = self.rank(update.player, packed);
+                if let Some((key, window)) = &update.request {
+                    self.requests.retain(|_, (_, _, exp)| *exp > now);
+                    let expires = now + chrono::Duration::seconds(*window as i64);
+                    self.requests.insert(key.clone(), (packed, rank, expires));
+                }
+                UpdateReply {
+                    status: UpdateStatus::Applied,
+                    packed,
+                    rank,
+                }
+            }
+            Err(_) => UpdateReply {
+                status: UpdateStatus::OutOfRange { current },
+                packed: current,
+                rank: 0,
+            },
+        }
+    }
+}
+
+impl RankingStore for MemoryStore {
+    async fn update(
+        &self,
+        bracket: &BracketKeys,
+        update: &Update<'_>,
+    ) -> Result<UpdateReply, StoreError> {
+        let now = self.clock.now();
+        let mut data = self.data();
+        Ok(Self::bracket(&mut data, bracket).update(update, now))
+    }
+
+    async fn update_many(
+        &self,
+        updates: &[(&BracketKeys, Update<'_>)],
+    ) -> Result<Vec<UpdateReply>, StoreError> {
+        let now = self.clock.now();
+        let mut data = self.data();
+        Ok(updates
+            .iter()
+            .map(|(keys, u)| Self::bracket(&mut data, keys).update(u, now))
+            .collect())
+    }
+
+    async fn standings(
+        &self,
+        bracket: &BracketKeys,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Page, StoreError> {
+        let data = self.data();
+        Ok(match data.brackets.get(&bracket.base) {
+            Some(b) => b.page(offset, limit),
+            None => Page {
+                total: 0,
+                offset,
+                entries: Vec::new(),
+            },
+        })
+    }
+
+    async fn around(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+        before: u64,
+        after: u64,
+    ) -> Result<Option<Page>, StoreError> {
+        let data = self.data();
+        let Some(b) = data.brackets.get(&bracket.base) else {
+            return Ok(None);
+        };
+        let Some(packed) = b.scores.get(player) else {
+            return Ok(None);
+        };
+        let rank = b.rank(player, *packed);
+        let start = rank.saturating_sub(before);
+        Ok(Some(b.page(start, rank - start + after.saturating_add(1))))
+    }
+
+    async fn entry(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+    ) -> Result<Option<(u64, u64)>, StoreError> {
+        let data = self.data();
+        Ok(data.brackets.get(&bracket.base).and_then(|b| {
+            b.scores
+                .get(player)
+                .map(|packed| (b.rank(player, *packed), *packed))
+        }))
+    }
+
+    async fn set_profile(
+        &self,
+        player_keys: &PlayerKeys,
+        fields: &[(String, String)],
+        order: &[String],
+        max_bytes: usize,
+        ttl_secs: u64,
+    ) -> Result<ProfileWrite, StoreError> {
+        let now = self.clock.now().timestamp();
+        let mut data = self.data();
+        let p = Self::player(&mut data, player_keys, now);
+        let mut merged: std::collections::BTreeMap<&str, &str> = p
+            .profile
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        for (k, v) in fields {
+            merged.insert(k, v);
+        }
+        let json = crate::league::profile_json(order, &merged);
+        if json.len() > max_bytes {
+            return Ok(ProfileWrite::TooLarge { bytes: json.len() });
+        }
+        for (k, v) in fields {
+            match p.profile.iter_mut().find(|(f, _)| f == k) {
+                Some(slot) => slot.1 = v.clone(),
+                None => p.profile.push((k.clone(), v.clone())),
+            }
+        }
+        p.profile_version += 1;
+        p.keep_at_least(now, ttl_secs);
+        Ok(ProfileWrite::Written {
+            version: p.profile_version,
+            json,
+        })
+    }
+
+    async fn cache_profile(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+        version: u64,
+        json: &str,
+    ) -> Result<(), StoreError> {
+        let mut data = self.data();
+        if let Some(b) = data.brackets.get_mut(&bracket.base)
+            && b.scores.contains_key(player)
+            && b.profiles.get(player).is_none_or(|(v, _)| *v < version)
+        {
+            b.profiles
+                .insert(player.to_owned(), (version, json.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn profile(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> Result<(Vec<(String, String)>, u64), StoreError> {
+        let now = self.clock.now().timestamp();
+        let data = self.data();
+        let Some(p) = Self::live_player(&data, player_keys, now) else {
+            return Ok((Vec::new(), 0));
+        };
+        let mut fields = p.profile.clone();
+        fields.sort();
+        Ok((fields, p.profile_version))
+    }
+}

@@ -1,0 +1,288 @@
+//! Why a connection to Redis could not be opened, classified from what redis-rs and
+//! the server reported, with what to check; no message contains the password.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use redis::{ErrorKind, RedisError};
+
+use super::*;
+
+// ---------------------------------------------------------------------------------
+// Errors while connecting
+
+/// Why a connection to Redis could not be opened. Each message says where leaguekit
+/// tried to connect, what failed and what to check; none contains the password.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The URL cannot be used.
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    /// The options do not fit the URL (such as a CA file for a plaintext URL).
+    #[error("{0}")]
+    Options(String),
+    /// A certificate, key or CA file could not be read or is not usable PEM.
+    #[error("cannot use the {what} {path}: {why}")]
+    TlsFile {
+        /// `CA file`, `client certificate` or `client key`.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and how to fix it.
+        why: String,
+    },
+    /// No trusted root certificate at all: the system store is empty or unreadable and
+    /// no CA file was given.
+    #[error(
+        "no trusted root certificates for TLS: the system store gave none ({why}); \
+         install the ca-certificates package, point SSL_CERT_FILE at a PEM bundle, \
+         or pass the server's CA with RedisOptions::with_ca_file"
+    )]
+    NoRoots {
+        /// What loading the system store reported.
+        why: String,
+    },
+    /// The server refused the user name or password.
+    #[error(
+        "Redis at {target} refused to log in {who}: {source}; check the user name and password \
+         in the URL (user:password@host, percent-encoded: @ is %40, : is %3A, % is %25) and \
+         that the ACL user exists and is enabled (ACL LIST)"
+    )]
+    Auth {
+        /// Where.
+        target: String,
+        /// `as user "x"`, `as the default user`, or `without credentials`.
+        who: String,
+        /// The server's answer.
+        #[source]
+        source: RedisError,
+    },
+    /// The TLS handshake failed.
+    #[error("TLS handshake with Redis at {target} failed: {source}; {hint}")]
+    Tls {
+        /// Where.
+        target: String,
+        /// What to check, from what the handshake reported.
+        hint: &'static str,
+        /// The handshake's error.
+        #[source]
+        source: RedisError,
+    },
+    /// No server answered within the connection timeout and reconnection retries.
+    #[error(
+        "cannot reach Redis at {target} ({attempts} attempt(s) in {elapsed:.1?}): {source}; \
+         check the host and port, that Redis is running and that the network lets you \
+         through{hint}; raise RedisOptions::connection_timeout or reconnect_retries to wait \
+         longer"
+    )]
+    Unreachable {
+        /// Where.
+        target: String,
+        /// What else to check, from the URL's scheme (TLS or not).
+        hint: &'static str,
+        /// How many connection attempts were made (to the node that got furthest).
+        attempts: u32,
+        /// How long connecting took in all.
+        elapsed: Duration,
+        /// The last attempt's error.
+        #[source]
+        source: RedisError,
+    },
+    /// The server answered, but not as leaguekit needs (wrong mode, missing permission).
+    #[error("Redis at {target} refused the connection set-up: {source}{hint}")]
+    Refused {
+        /// Where.
+        target: String,
+        /// What to check, when something specific is known.
+        hint: &'static str,
+        /// The server's answer.
+        #[source]
+        source: RedisError,
+    },
+}
+
+/// What one failed connection attempt means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// Wrong password, unknown user, or no credentials where some are needed.
+    Auth,
+    /// The TLS handshake failed; the hint says what to check.
+    Tls(&'static str),
+    /// Nothing answered (refused, timed out, name not resolved): worth another attempt.
+    Unreachable,
+    /// Anything else the server or redis-rs said; the hint may say what to check.
+    Refused(&'static str),
+}
+
+/// Classifies a connection error. redis-rs keeps rustls's error only as text (inside an
+/// `io::Error` it does not expose), so TLS failures are recognised by rustls's wording.
+pub(crate) fn classify(err: &RedisError) -> Failure {
+    let text = err.to_string();
+    let code = err.code().unwrap_or("");
+    if err.kind() == ErrorKind::AuthenticationFailed
+        || matches!(code, "WRONGPASS" | "NOAUTH")
+        || text.contains("WRONGPASS")
+        || text.contains("NOAUTH")
+        || text.contains("authentication failed")
+        || text.contains("Password authentication failed")
+    {
+        return Failure::Auth;
+    }
+    if let Some(hint) = tls_hint(&text) {
+        return Failure::Tls(hint);
+    }
+    if err.kind() == ErrorKind::InvalidClientConfig {
+        return Failure::Refused("");
+    }
+    if text.contains("cluster support disabled") {
+        return Failure::Refused(
+            "; the server is not a Redis Cluster node: use redis:// or rediss:// for a single server",
+        );
+    }
+    if code == "NOPERM" || text.contains("NOPERM") {
+        return Failure::Refused(
+            "; the ACL user may not run a command leaguekit needs: grant it at least \
+             +@read +@write +@scripting +ping +info (and +cluster for Redis Cluster)",
+        );
+    }
+    if code == "CLUSTERDOWN" || text.contains("CLUSTERDOWN") {
+        return Failure::Refused(
+            "; the cluster is down (slots unassigned or a master failed): check CLUSTER INFO",
+        );
+    }
+    if err.is_io_error() || err.is_timeout() || err.is_connection_refusal() {
+        return Failure::Unreachable;
+    }
+    Failure::Refused("")
+}
+
+/// What to check after a TLS failure, or `None` when `text` is no TLS error.
+pub(crate) fn tls_hint(text: &str) -> Option<&'static str> {
+    const UNKNOWN_CA: &str = "the server's certificate is not signed by a CA this process \
+         trusts: pass the CA's PEM file with RedisOptions::with_ca_file, or point \
+         SSL_CERT_FILE at it (the --redis command line honours SSL_CERT_FILE)";
+    if text.contains("UnknownIssuer") || text.contains("unknown issuer") {
+        return Some(UNKNOWN_CA);
+    }
+    if text.contains("NotValidForName") || text.contains("not valid for name") {
+        return Some(
+            "the server's certificate does not name the host in the URL: connect with a host \
+             name or IP address that the certificate lists",
+        );
+    }
+    if text.contains("Expired") || text.contains("NotValidYet") {
+        return Some(
+            "the server's certificate is expired or not yet valid: check it and the clocks",
+        );
+    }
+    if text.contains("CertificateRequired")
+        || text.contains("peer sent no certificates")
+        || text.contains("alert: HandshakeFailure")
+        || text.contains("BadCertificate")
+        || text.contains("UnknownCA")
+    {
+        return Some(
+            "the server refused this client: it may require a client certificate \
+             (RedisOptions::with_client_cert) signed by a CA it trusts",
+        );
+    }
+    if text.contains("corrupt message") || text.contains("InvalidContentType") {
+        return Some(
+            "the server does not speak TLS on this port: use redis:// for a plaintext \
+             server, or the server's tls-port",
+        );
+    }
+    if text.contains("invalid peer certificate") {
+        return Some(UNKNOWN_CA);
+    }
+    if text.contains("received fatal alert") || text.contains("peer is incompatible") {
+        return Some(
+            "the server refused the handshake: check that its TLS versions and ciphers \
+             include TLS 1.2 or 1.3, and whether it requires a client certificate",
+        );
+    }
+    None
+}
+
+/// `as user "x"` / `as the default user` / `without credentials`, for messages.
+pub(crate) fn who(url: &RedisUrl) -> String {
+    match (&url.username, url.has_password()) {
+        (Some(user), _) => format!("as user {user:?}"),
+        (None, true) => "as the default user".to_owned(),
+        (None, false) => "without credentials (the server needs a user name and password: \
+             user:password@host in the URL)"
+            .to_owned(),
+    }
+}
+
+pub(crate) fn connect_error(
+    url: &RedisUrl,
+    target: String,
+    err: RedisError,
+    attempts: u32,
+    elapsed: Duration,
+) -> ConnectError {
+    match classify(&err) {
+        Failure::Auth => ConnectError::Auth {
+            target,
+            who: who(url),
+            source: err,
+        },
+        Failure::Tls(hint) => ConnectError::Tls {
+            target,
+            hint,
+            source: err,
+        },
+        Failure::Unreachable => ConnectError::Unreachable {
+            target,
+            hint: if !url.scheme.is_tls() {
+                "; a server that only speaks TLS needs rediss:// (it closes plaintext \
+                 connections)"
+            } else if err.is_timeout() {
+                "; a TLS handshake that gets no answer usually means the port speaks \
+                 plaintext: use redis://"
+            } else {
+                ""
+            },
+            attempts,
+            elapsed,
+            source: err,
+        },
+        Failure::Refused(hint) => ConnectError::Refused {
+            target,
+            hint,
+            source: err,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    pub(crate) fn errors_are_classified() {
+        let auth: RedisError = (
+            ErrorKind::AuthenticationFailed,
+            "Password authentication failed",
+        )
+            .into();
+        assert_eq!(classify(&auth), Failure::Auth);
+        let refused: RedisError =
+            std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused").into();
+        assert_eq!(classify(&refused), Failure::Unreachable);
+        let tls: RedisError = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "invalid peer certificate: UnknownIssuer",
+        )
+        .into();
+        assert!(matches!(classify(&tls), Failure::Tls(h) if h.contains("with_ca_file")));
+        let plain: RedisError = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "received corrupt message of type InvalidContentType",
+        )
+        .into();
+        assert!(matches!(classify(&plain), Failure::Tls(h) if h.contains("redis://")));
+    }
+}

@@ -1,0 +1,359 @@
+//! How leaguekit reaches Redis: URLs, TLS, and the connection that commands run on.
+//!
+//! This module owns everything between a URL string and a connection that can run
+//! commands, scripts and pipelines; [`crate::redis_store`] only decides what to send
+//! and when a failed command may be sent again.
+//!
+//! - [`RedisUrl`] parses the URL forms (`redis://`, `rediss://`, `redis+cluster://`,
+//!   `rediss+cluster://`, and unix sockets). redis-rs parses neither cluster URLs nor
+//!   host lists, so the parsing is ours; a bad URL is a [`UrlError`] that says what is
+//!   wrong and never repeats the password.
+//! - TLS uses redis-rs's rustls backend. The trusted roots are the system's (read by
+//!   `rustls-native-certs`, which honours `SSL_CERT_FILE` and `SSL_CERT_DIR` as
+//!   OpenSSL does) plus an optional CA file for a private CA; a client certificate
+//!   and key give mutual TLS. A rustls crypto provider (ring) is installed once, before
+//!   the first connection, because redis-rs 1.x brings none of its own.
+//! - [`RedisConnection`] is a single node's [`ConnectionManager`] or a Redis Cluster
+//!   [`ClusterConnection`], behind redis-rs's own [`redis::aio::ConnectionLike`], so
+//!   script invocations, commands and pipelines run on either unchanged.
+//! - Connecting first checks each node with one plain connection and a PING, so that
+//!   a wrong password, a refused certificate or a server in the wrong mode is a
+//!   [`ConnectError`] on the first answer rather than after the connection manager's
+//!   reconnection loop; only an unreachable server is tried again.
+
+mod errors;
+mod tls;
+mod url;
+
+pub use errors::*;
+pub use tls::install_crypto_provider;
+use tls::*;
+pub use url::*;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use futures::stream::{FuturesUnordered, StreamExt};
+use redis::aio::{ConnectionLike, ConnectionManager};
+use redis::cluster::ClusterClientBuilder;
+use redis::cluster_async::ClusterConnection;
+use redis::{
+    AsyncConnectionConfig, Cmd, ConnectionInfo, Pipeline, RedisError, RedisFuture, TlsCertificates,
+    Value,
+};
+
+use crate::store::redis::RedisOptions;
+
+/// The port a URL without one means (Redis's own default).
+pub const DEFAULT_PORT: u16 = 6379;
+
+// ---------------------------------------------------------------------------------
+// The connection
+
+/// A connection to one Redis server or to a Redis Cluster.
+///
+/// Cheap to clone: clones share the underlying multiplexed connection(s). It
+/// implements redis-rs's [`ConnectionLike`], so [`redis::ScriptInvocation::invoke_async`],
+/// [`redis::Cmd::query_async`] and [`redis::Pipeline::query_async`] work on it; on a
+/// cluster, commands are routed by their keys' slot, and an EVALSHA that meets
+/// NOSCRIPT (after a failover or resharding moved the slot to a node whose script
+/// cache is empty) is answered by `invoke_async`'s SCRIPT LOAD, which redis-rs sends to
+/// every primary, and a second EVALSHA.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum RedisConnection {
+    /// One server, through redis-rs's reconnecting [`ConnectionManager`].
+    Node(ConnectionManager),
+    /// A Redis Cluster, through redis-rs's [`ClusterConnection`], which follows
+    /// MOVED and ASK redirections and refreshes its slot map.
+    Cluster(ClusterConnection),
+}
+
+impl fmt::Debug for RedisConnection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RedisConnection::Node(manager) => f.debug_tuple("Node").field(manager).finish(),
+            RedisConnection::Cluster(_) => f.debug_tuple("Cluster").finish_non_exhaustive(),
+        }
+    }
+}
+
+impl ConnectionLike for RedisConnection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            RedisConnection::Node(con) => con.req_packed_command(cmd),
+            RedisConnection::Cluster(con) => con.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            RedisConnection::Node(con) => con.req_packed_commands(pipeline, offset, count),
+            RedisConnection::Cluster(con) => con.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            RedisConnection::Node(con) => con.get_db(),
+            RedisConnection::Cluster(con) => con.get_db(),
+        }
+    }
+}
+
+impl RedisConnection {
+    /// Connects to `url` (see [`RedisUrl`] for the forms) with `options`' timeouts,
+    /// retries, TLS files and cluster settings.
+    ///
+    /// Each node is first checked with one connection and a PING: a wrong password
+    /// ([`ConnectError::Auth`]), a failed TLS handshake ([`ConnectError::Tls`]) or a
+    /// server in the wrong mode ([`ConnectError::Refused`]) fails on the first answer;
+    /// an unreachable node is tried `reconnect_retries` more times, with the
+    /// reconnection backoff, before [`ConnectError::Unreachable`]. One reachable seed
+    /// is enough for a cluster.
+    ///
+    /// On a cluster, this connection lets redis-rs resend a command after a dropped
+    /// connection or a timeout (`cluster_retries`), which is right for commands that
+    /// are safe to repeat; [`crate::RedisStore`] sends the others on a second cluster
+    /// connection that never resends.
+    pub async fn open(url: &str, options: &RedisOptions) -> Result<RedisConnection, ConnectError> {
+        Ok(open(url, options, false).await?.connection)
+    }
+}
+
+/// What [`open`] gives [`crate::RedisStore`].
+pub(crate) struct Opened {
+    /// For commands that are safe to repeat.
+    pub(crate) connection: RedisConnection,
+    /// For commands that must not run twice: on a cluster, a connection whose client
+    /// never resends a command itself (its `retries` is 0); on one server the same as
+    /// `connection`, since a [`ConnectionManager`] never resends either.
+    pub(crate) at_most_once: RedisConnection,
+}
+
+/// Connects; with `at_most_once`, a cluster also gets its non-resending connection.
+pub(crate) async fn open(
+    url: &str,
+    options: &RedisOptions,
+    at_most_once: bool,
+) -> Result<Opened, ConnectError> {
+    let url = RedisUrl::parse(url)?;
+    install_crypto_provider();
+    let tls = if url.scheme.is_tls() {
+        Some(tls_certificates(options)?)
+    } else {
+        if options.ca_file.is_some() || options.client_cert.is_some() {
+            return Err(ConnectError::Options(format!(
+                "RedisOptions has a CA file or client certificate, but the URL is {}:// \
+                 (no TLS); use rediss:// (or rediss+cluster://) to connect over TLS",
+                url.scheme
+            )));
+        }
+        None
+    };
+    let began = Instant::now();
+    let fail = |err: RedisError| connect_error(&url, url.target(), err, 1, began.elapsed());
+    let infos: Vec<(String, ConnectionInfo)> = if url.nodes.is_empty() {
+        vec![(url.target(), url.connection_info(None).map_err(fail)?)]
+    } else {
+        url.nodes
+            .iter()
+            .map(|node| Ok((node.to_string(), url.connection_info(Some(node))?)))
+            .collect::<redis::RedisResult<_>>()
+            .map_err(fail)?
+    };
+    check_nodes(&url, &infos, tls.as_ref(), options, began).await?;
+    if url.scheme.is_cluster() {
+        let nodes: Vec<ConnectionInfo> = infos.into_iter().map(|(_, info)| info).collect();
+        let connection = cluster_builder(&nodes, tls.as_ref(), options, options.cluster_retries)
+            .build()
+            .map_err(fail)?
+            .get_async_connection()
+            .await
+            .map_err(fail)?;
+        let once = if at_most_once {
+            // `retries(0)`: the client hands every error back instead of resending;
+            // RedisStore retries what is provably not executed (MOVED, ASK, TRYAGAIN,
+            // CLUSTERDOWN, LOADING) itself.
+            cluster_builder(&nodes, tls.as_ref(), options, 0)
+                .build()
+                .map_err(fail)?
+                .get_async_connection()
+                .await
+                .map_err(fail)?
+        } else {
+            connection.clone()
+        };
+        Ok(Opened {
+            connection: RedisConnection::Cluster(connection),
+            at_most_once: RedisConnection::Cluster(once),
+        })
+    } else {
+        let client = node_client(&infos[0].1, tls.as_ref()).map_err(fail)?;
+        let manager = ConnectionManager::new_with_config(client, options.manager_config())
+            .await
+            .map_err(fail)?;
+        let connection = RedisConnection::Node(manager);
+        Ok(Opened {
+            at_most_once: connection.clone(),
+            connection,
+        })
+    }
+}
+
+/// A redis-rs client for one node, with the TLS material when the URL asks for TLS.
+pub(super) fn node_client(
+    info: &ConnectionInfo,
+    tls: Option<&TlsCertificates>,
+) -> redis::RedisResult<redis::Client> {
+    match tls {
+        Some(certs) => redis::Client::build_with_tls(info.clone(), certs.clone()),
+        None => redis::Client::open(info.clone()),
+    }
+}
+
+/// The cluster client builder for `options`, resending failed commands up to
+/// `retries` times.
+pub(super) fn cluster_builder(
+    nodes: &[ConnectionInfo],
+    tls: Option<&TlsCertificates>,
+    options: &RedisOptions,
+    retries: u32,
+) -> ClusterClientBuilder {
+    let min_wait = millis(options.cluster_min_retry_wait).max(1);
+    let mut builder = ClusterClientBuilder::new(nodes.to_vec())
+        .connection_timeout(options.connection_timeout)
+        // Each node's reply; without it a stalled node hangs the request.
+        .response_timeout(options.response_timeout)
+        // The whole request, redirections and resends included. redis-rs otherwise
+        // uses the per-reply timeout for both, which leaves a resend no time at all.
+        .overall_response_timeout(Some(
+            options
+                .cluster_response_timeout
+                .max(options.response_timeout),
+        ))
+        .retries(retries)
+        .min_retry_wait(min_wait)
+        .max_retry_wait(millis(options.reconnect_max_delay).max(min_wait + 1));
+    if let Some(certs) = tls {
+        builder = builder.certs(certs.clone());
+    }
+    builder
+}
+
+pub(super) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One connection attempt and a PING.
+pub(super) async fn ping_once(
+    client: &redis::Client,
+    options: &RedisOptions,
+) -> Result<(), RedisError> {
+    let config = AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(options.connection_timeout))
+        .set_response_timeout(Some(options.response_timeout));
+    let mut con = client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await?;
+    redis::cmd("PING").query_async::<()>(&mut con).await
+}
+
+/// Whether a failed connection attempt may succeed soon: a refused connection (a
+/// Redis restarting) or a name that did not resolve yet. Not a timeout: another
+/// attempt costs another `connection_timeout`, and a host that drops packets, or a
+/// TLS handshake with a plaintext port, will not answer the next one either. Not a
+/// connection the server reset or closed while it was being set up: that is a TLS
+/// port refusing plaintext, or a proxy without a backend, neither of which a second
+/// attempt a moment later changes.
+pub(super) fn worth_retrying(err: &RedisError) -> bool {
+    classify(err) == Failure::Unreachable
+        && !err.is_timeout()
+        && (err.is_connection_refusal() || !err.is_connection_dropped())
+}
+
+/// Checks one node: attempts until it answers, a definite failure, or the retries
+/// run out. Returns the attempts made and the last error.
+pub(super) async fn check_node(
+    client: redis::Client,
+    options: &RedisOptions,
+) -> Result<(), (RedisError, u32)> {
+    let attempts = u32::try_from(options.reconnect_retries)
+        .unwrap_or(u32::MAX)
+        .saturating_add(1);
+    let mut delay = options.reconnect_min_delay;
+    let mut n = 1;
+    loop {
+        match ping_once(&client, options).await {
+            Ok(()) => return Ok(()),
+            Err(err) if n < attempts && worth_retrying(&err) => {
+                tracing::debug!(attempt = n, error = %err, "redis not reachable yet; retrying");
+                tokio::time::sleep(delay).await;
+                delay = delay
+                    .saturating_mul(2)
+                    .min(options.reconnect_max_delay.max(options.reconnect_min_delay));
+                n += 1;
+            }
+            Err(err) => return Err((err, n)),
+        }
+    }
+}
+
+type NodeCheck<'a> =
+    Pin<Box<dyn Future<Output = (String, Result<(), (RedisError, u32)>)> + Send + 'a>>;
+
+/// Checks the nodes concurrently. The first node that answers PING ends the check
+/// (one reachable seed is enough); a definite failure (credentials, TLS, a server in
+/// the wrong mode) ends it at once, since every node shares the configuration; when
+/// every node is unreachable, the error names the last one to give up.
+pub(super) async fn check_nodes(
+    url: &RedisUrl,
+    infos: &[(String, ConnectionInfo)],
+    tls: Option<&TlsCertificates>,
+    options: &RedisOptions,
+    began: Instant,
+) -> Result<(), ConnectError> {
+    let mut checks: FuturesUnordered<NodeCheck<'_>> = FuturesUnordered::new();
+    for (target, info) in infos {
+        let client = node_client(info, tls)
+            .map_err(|e| connect_error(url, target.clone(), e, 0, began.elapsed()))?;
+        let target = target.clone();
+        checks.push(Box::pin(async move {
+            let result = check_node(client, options).await;
+            (target, result)
+        }));
+    }
+    let mut last = None;
+    while let Some((target, result)) = checks.next().await {
+        match result {
+            Ok(()) => return Ok(()),
+            Err((err, attempts)) => {
+                if classify(&err) != Failure::Unreachable {
+                    return Err(connect_error(url, target, err, attempts, began.elapsed()));
+                }
+                last = Some((target, err, attempts));
+            }
+        }
+    }
+    match last {
+        Some((target, err, attempts)) => {
+            let target = if infos.len() > 1 {
+                format!(
+                    "{} (none answered; the last to fail was {target})",
+                    url.target()
+                )
+            } else {
+                target
+            };
+            Err(connect_error(url, target, err, attempts, began.elapsed()))
+        }
+        None => Err(ConnectError::Url(UrlError::MissingHost)),
+    }
+}

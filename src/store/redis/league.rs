@@ -1,0 +1,246 @@
+//! Placements on Redis: the period's counters and assignments (`join.lua`), board
+//! entries (`enter.lua`), players' league state (`record_state.lua`), and `TIME`.
+
+use ::redis::Value;
+
+use super::reply::*;
+use super::scripts::SCRIPTS;
+use super::{MAX_WINDOW_SECS, RedisStore, Retry, now_arg, time_refusal};
+use crate::error::StoreError;
+use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys};
+use crate::store::*;
+
+impl LeagueStore for RedisStore {
+    async fn now(&self) -> Result<i64, StoreError> {
+        let reply = self
+            .command("time", Retry::Idempotent, &::redis::cmd("TIME"))
+            .await?;
+        match array(reply, "TIME reply")?.as_slice() {
+            [secs, micros] => {
+                let secs = i64::try_from(uint(secs, "seconds")?)
+                    .map_err(|_| protocol("TIME seconds out of range"))?;
+                let micros = i64::try_from(uint(micros, "microseconds")?)
+                    .map_err(|_| protocol("TIME microseconds out of range"))?;
+                Ok(secs.saturating_mul(1000).saturating_add(micros / 1000))
+            }
+            other => Err(protocol(format!("TIME: {} items", other.len()))),
+        }
+    }
+
+    async fn join(
+        &self,
+        period: &PeriodKeys,
+        request: &JoinRequest<'_>,
+    ) -> Result<Joined, StoreError> {
+        // Keys in the order join.lua declares them.
+        let time = &request.time;
+        let mut inv = SCRIPTS.join.prepare_invoke();
+        inv.key(&period.assign)
+            .key(&period.joins)
+            .key(&period.meta)
+            .arg(request.player)
+            .arg(request.tier)
+            .arg(request.size.max(1))
+            .arg(now_arg(time.now))
+            .arg(time.at_ms)
+            .arg(time.start_ms)
+            .arg(time.closes_ms)
+            .arg(time.skew_ms)
+            .arg(
+                request
+                    .replace_full
+                    .map(|b| b.to_string())
+                    .unwrap_or_default(),
+            )
+            .arg(request.ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        // A join is idempotent: a repeated join returns the first placement.
+        let items = array(
+            self.invoke("join", Retry::Idempotent, &inv).await?,
+            "join reply",
+        )?;
+        if let Some(why) = time_refusal(&items)? {
+            return Err(StoreError::Time(why));
+        }
+        let status = items
+            .first()
+            .ok_or_else(|| protocol("empty join reply"))
+            .and_then(|s| text(s, "join status"))?;
+        let placed = |new: bool| -> Result<Joined, StoreError> {
+            let tier = items
+                .get(1)
+                .ok_or_else(|| protocol("join reply without tier"))
+                .and_then(|v| text(v, "tier"))?;
+            let bracket = items
+                .get(2)
+                .ok_or_else(|| protocol("join reply without bracket"))
+                .and_then(|v| text(v, "bracket"))
+                .and_then(|s| bracket_number(s, "bracket"))?;
+            Ok(Joined {
+                tier: tier.to_owned(),
+                bracket,
+                new,
+            })
+        };
+        match status {
+            "new" => placed(true),
+            "existing" => placed(false),
+            "closed" => Err(StoreError::PeriodClosed),
+            "malformed" => Err(protocol(format!(
+                "join found data it did not write: {}",
+                items
+                    .get(1)
+                    .map(|v| text(v, "detail"))
+                    .transpose()?
+                    .unwrap_or("?")
+            ))),
+            other => Err(protocol(format!("unknown join status {other:?}"))),
+        }
+    }
+
+    async fn placement(
+        &self,
+        period: &PeriodKeys,
+        player: &str,
+    ) -> Result<Option<(String, u32)>, StoreError> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(&period.assign).arg(player);
+        let reply = self.command("placement", Retry::Idempotent, &cmd).await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        let placed = text(&reply, "assignment")?;
+        // Tier names never contain ':', so the bracket follows the last one.
+        let (tier, bracket) = placed
+            .rsplit_once(':')
+            .ok_or_else(|| protocol(format!("assignment {placed:?} is not tier:bracket")))?;
+        Ok(Some((
+            tier.to_owned(),
+            bracket_number(bracket, "assigned bracket")?,
+        )))
+    }
+
+    async fn enter(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+        size: u32,
+        profile: Option<(u64, &str)>,
+        ttl_secs: u64,
+    ) -> Result<Entered, StoreError> {
+        let mut inv = SCRIPTS.enter.prepare_invoke();
+        inv.key(&bracket.board)
+            .key(&bracket.profiles)
+            .key(&bracket.meta)
+            .arg(player)
+            .arg(size.max(1))
+            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        if let Some((version, json)) = profile {
+            inv.arg(version).arg(json);
+        }
+        let reply = self.invoke("enter", Retry::Idempotent, &inv).await?;
+        match text(&reply, "enter reply")? {
+            "ok" => Ok(Entered::Ok),
+            "full" => Ok(Entered::Full),
+            "closed" => Err(StoreError::PeriodClosed),
+            other => Err(protocol(format!("unknown enter reply {other:?}"))),
+        }
+    }
+
+    async fn joined(&self, period: &PeriodKeys) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut cmd = ::redis::cmd("HGETALL");
+        cmd.arg(&period.joins);
+        let reply = self.command("joined", Retry::Idempotent, &cmd).await?;
+        let mut out = pairs(reply, "join counters")?
+            .into_iter()
+            .map(|(tier, n)| {
+                let n = n
+                    .parse::<u64>()
+                    .map_err(|_| protocol(format!("join counter of {tier:?} is {n:?}")))?;
+                Ok((tier, n))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        out.sort();
+        Ok(out)
+    }
+
+    async fn joined_many(
+        &self,
+        periods: &[PeriodKeys],
+    ) -> Result<Vec<Vec<(String, u64)>>, StoreError> {
+        // Each period is a slot of its own: concurrent single reads, which one
+        // multiplexed connection sends together and a cluster routes by slot.
+        futures::future::try_join_all(periods.iter().map(|p| self.joined(p))).await
+    }
+
+    async fn player_state(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> Result<Option<PlayerState>, StoreError> {
+        let mut cmd = ::redis::cmd("HMGET");
+        cmd.arg(player_keys.state())
+            .arg("period")
+            .arg("tier")
+            .arg("bracket")
+            .arg("prev_period")
+            .arg("prev_tier")
+            .arg("prev_bracket");
+        let reply = self
+            .command("player_state", Retry::Idempotent, &cmd)
+            .await?;
+        let placement =
+            |p: &Value, t: &Value, b: &Value| -> Result<(u64, String, u32), StoreError> {
+                Ok((
+                    uint(p, "state period")?,
+                    text(t, "state tier")?.to_owned(),
+                    bracket_number(text(b, "state bracket")?, "state bracket")?,
+                ))
+            };
+        match array(reply, "player state")?.as_slice() {
+            [period, ..] if is_nil(period) => Ok(None),
+            [period, tier, bracket, pp, pt, pb] => {
+                let (period, tier, bracket) = placement(period, tier, bracket)?;
+                let mut state = PlayerState::new(period, tier, bracket);
+                if !is_nil(pp) {
+                    state.previous = Some(placement(pp, pt, pb)?);
+                }
+                Ok(Some(state))
+            }
+            other => Err(protocol(format!(
+                "player state: expected 6 fields, got {}",
+                other.len()
+            ))),
+        }
+    }
+
+    async fn record_state(
+        &self,
+        player_keys: &PlayerKeys,
+        state: &PlayerState,
+        ttl_secs: u64,
+        trim_before: u64,
+    ) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.record_state.prepare_invoke();
+        inv.key(player_keys.state())
+            .key(player_keys.profile())
+            .key(player_keys.rewards())
+            .key(player_keys.claims())
+            .arg(state.period)
+            .arg(&state.tier)
+            .arg(state.bracket)
+            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS))
+            .arg(trim_before);
+        // Idempotent: writing the same state again is a no-op.
+        let reply = self.invoke("record_state", Retry::Idempotent, &inv).await?;
+        match reply {
+            Value::Array(items) => Err(protocol(format!(
+                "record_state found data it did not write: {}",
+                items
+                    .get(1)
+                    .map(|v| text(v, "detail"))
+                    .transpose()?
+                    .unwrap_or("?")
+            ))),
+            _ => Ok(()),
+        }
+    }
+}

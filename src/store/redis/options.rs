@@ -1,0 +1,211 @@
+//! Connection settings of a [`RedisStore`](super::RedisStore): timeouts, reconnection
+//! and retries, TLS files, and the cluster connection's limits.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use redis::aio::ConnectionManagerConfig;
+
+/// Connection settings of a [`RedisStore`].
+///
+/// The defaults suit a game server talking to Redis in the same data centre. Every
+/// field is public; the `with_*` methods set one each:
+///
+/// ```
+/// use std::time::Duration;
+/// use leaguekit::RedisOptions;
+///
+/// let options = RedisOptions::default()
+///     .with_response_timeout(Duration::from_secs(2))
+///     .with_command_attempts(2);
+/// assert_eq!(options.response_timeout, Duration::from_secs(2));
+/// ```
+///
+/// A managed Redis behind TLS with a private CA and mutual TLS, and a cluster:
+///
+/// ```no_run
+/// # use std::time::Duration;
+/// # use leaguekit::{RedisOptions, RedisStore};
+/// # async fn f() -> Result<(), leaguekit::StoreError> {
+/// let options = RedisOptions::default()
+///     .with_ca_file("/etc/leaguekit/redis-ca.pem")
+///     .with_client_cert("/etc/leaguekit/client.pem", "/etc/leaguekit/client.key")
+///     .with_cluster_response_timeout(Duration::from_secs(5));
+/// let store = RedisStore::connect(
+///     "rediss+cluster://app:secret@10.0.0.1:6379,10.0.0.2:6379",
+///     options,
+/// )
+/// .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RedisOptions {
+    /// How long to wait for the reply to one command or one pipeline (default 5 s).
+    ///
+    /// redis-rs 1.x defaults to 500 ms, which a pipeline of a few thousand updates
+    /// or a slow network link can exceed; a reply that times out is reported as an
+    /// error even if the server went on to execute the command. There is always a
+    /// limit, so a stalled server gives an error rather than a hang.
+    pub response_timeout: Duration,
+    /// How long one attempt to open a connection may take (default 5 s).
+    pub connection_timeout: Duration,
+    /// How many times an unreachable server is tried again: by
+    /// [`RedisStore::connect`], for each node, before it reports
+    /// [`crate::store::redis::connection::ConnectError::Unreachable`], and, on one server, by the
+    /// connection manager after a dropped connection before it fails the waiting
+    /// commands (default 6: with the default delays, an unreachable server is reported
+    /// after about 6 s, and a Redis restart of a few seconds is ridden out). A wrong
+    /// password or a failed TLS handshake is never tried again: it fails at once.
+    pub reconnect_retries: usize,
+    /// The first delay between reconnection attempts; it doubles after each attempt,
+    /// with jitter (default 100 ms).
+    pub reconnect_min_delay: Duration,
+    /// The longest delay between reconnection attempts (default 5 s).
+    pub reconnect_max_delay: Duration,
+    /// How many times an operation that is safe to repeat is attempted when the
+    /// connection fails or the reply times out (default 3; 1 disables retries).
+    pub command_attempts: u32,
+    /// The delay before the first command retry; it doubles after each one
+    /// (default 50 ms).
+    pub retry_delay: Duration,
+    /// A PEM file of CA certificates to trust for `rediss://` in addition to the
+    /// system's roots (default none). The system's roots are read as OpenSSL reads
+    /// them, so `SSL_CERT_FILE` and `SSL_CERT_DIR` also work, which is how the
+    /// command line trusts a private CA.
+    pub ca_file: Option<PathBuf>,
+    /// A PEM client certificate (chain) for mutual TLS (default none; needs
+    /// [`RedisOptions::client_key`]).
+    pub client_cert: Option<PathBuf>,
+    /// The PEM private key of [`RedisOptions::client_cert`].
+    pub client_key: Option<PathBuf>,
+    /// Redis Cluster only: how long one request may take in all, redirections
+    /// (MOVED, ASK) and resends included (default 10 s). Each node's reply is also
+    /// bounded by [`RedisOptions::response_timeout`].
+    ///
+    /// redis-rs's cluster connection has no timeout at all by default, so a stalled
+    /// node would hang a request; and when only a per-reply timeout is set it uses
+    /// that for the whole request, which leaves a resend after a slow reply no time.
+    /// 10 s is two default reply timeouts.
+    pub cluster_response_timeout: Duration,
+    /// Redis Cluster only: how many times the cluster connection resends a request
+    /// after a redirection, a dropped connection, a timeout, TRYAGAIN or CLUSTERDOWN
+    /// (default 5).
+    ///
+    /// redis-rs's default is 16 with waits starting at 1.28 s, which keeps a caller
+    /// waiting for minutes; 5 follows the redirections of a resharding (each costs one)
+    /// and a reconnection, and gives up within about a second of waiting. A failover
+    /// takes the cluster's `cluster-node-timeout` (15 s by default) and is better
+    /// reported than waited out. Only operations that are safe to repeat use this
+    /// connection; the others go through one that never resends (see [`RedisStore`]).
+    pub cluster_retries: u32,
+    /// Redis Cluster only: the shortest wait before a resend (default 100 ms); the
+    /// wait grows with each resend, up to [`RedisOptions::reconnect_max_delay`].
+    /// redis-rs's default is 1.28 s, long for a slot that moved a moment ago.
+    pub cluster_min_retry_wait: Duration,
+}
+
+impl Default for RedisOptions {
+    fn default() -> Self {
+        Self {
+            response_timeout: Duration::from_secs(5),
+            connection_timeout: Duration::from_secs(5),
+            reconnect_retries: 6,
+            reconnect_min_delay: Duration::from_millis(100),
+            reconnect_max_delay: Duration::from_secs(5),
+            command_attempts: 3,
+            retry_delay: Duration::from_millis(50),
+            ca_file: None,
+            client_cert: None,
+            client_key: None,
+            cluster_response_timeout: Duration::from_secs(10),
+            cluster_retries: 5,
+            cluster_min_retry_wait: Duration::from_millis(100),
+        }
+    }
+}
+
+impl RedisOptions {
+    /// Sets [`RedisOptions::response_timeout`].
+    pub fn with_response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// Sets [`RedisOptions::connection_timeout`].
+    pub fn with_connection_timeout(mut self, timeout: Duration) -> Self {
+        self.connection_timeout = timeout;
+        self
+    }
+
+    /// Sets [`RedisOptions::reconnect_retries`].
+    pub fn with_reconnect_retries(mut self, retries: usize) -> Self {
+        self.reconnect_retries = retries;
+        self
+    }
+
+    /// Sets [`RedisOptions::reconnect_min_delay`] and [`RedisOptions::reconnect_max_delay`].
+    pub fn with_reconnect_delay(mut self, min: Duration, max: Duration) -> Self {
+        self.reconnect_min_delay = min;
+        self.reconnect_max_delay = max.max(min);
+        self
+    }
+
+    /// Sets [`RedisOptions::command_attempts`] (at least 1).
+    pub fn with_command_attempts(mut self, attempts: u32) -> Self {
+        self.command_attempts = attempts.max(1);
+        self
+    }
+
+    /// Sets [`RedisOptions::retry_delay`].
+    pub fn with_retry_delay(mut self, delay: Duration) -> Self {
+        self.retry_delay = delay;
+        self
+    }
+
+    /// Sets [`RedisOptions::ca_file`].
+    pub fn with_ca_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ca_file = Some(path.into());
+        self
+    }
+
+    /// Sets [`RedisOptions::client_cert`] and [`RedisOptions::client_key`].
+    pub fn with_client_cert(mut self, cert: impl Into<PathBuf>, key: impl Into<PathBuf>) -> Self {
+        self.client_cert = Some(cert.into());
+        self.client_key = Some(key.into());
+        self
+    }
+
+    /// Sets [`RedisOptions::cluster_response_timeout`].
+    pub fn with_cluster_response_timeout(mut self, timeout: Duration) -> Self {
+        self.cluster_response_timeout = timeout;
+        self
+    }
+
+    /// Sets [`RedisOptions::cluster_retries`].
+    pub fn with_cluster_retries(mut self, retries: u32) -> Self {
+        self.cluster_retries = retries;
+        self
+    }
+
+    /// Sets [`RedisOptions::cluster_min_retry_wait`].
+    pub fn with_cluster_min_retry_wait(mut self, wait: Duration) -> Self {
+        self.cluster_min_retry_wait = wait;
+        self
+    }
+
+    /// The connection manager configuration these options describe.
+    pub(crate) fn manager_config(&self) -> ConnectionManagerConfig {
+        ConnectionManagerConfig::new()
+            // Replace redis-rs's 500 ms default: it is per reply, and one reply may be
+            // a whole pipeline of updates.
+            .set_response_timeout(Some(self.response_timeout))
+            .set_connection_timeout(Some(self.connection_timeout))
+            // Reconnection backoff: min_delay * 2^n with jitter, capped, so a Redis
+            // restart is ridden out without hammering it.
+            .set_number_of_retries(self.reconnect_retries)
+            .set_exponent_base(2.0)
+            .set_min_delay(self.reconnect_min_delay)
+            .set_max_delay(self.reconnect_max_delay.max(self.reconnect_min_delay))
+    }
+}

@@ -1,0 +1,220 @@
+//! Reply parsing. Nothing Redis returns is unwrapped: a reply of an unexpected shape
+//! becomes `StoreError::Protocol` with what was expected and what came.
+
+use redis::Value;
+
+use crate::error::StoreError;
+use crate::season::packing::EXACT_LIMIT;
+use crate::store::{Page, RawEntry};
+
+pub(super) fn protocol(what: impl Into<String>) -> StoreError {
+    StoreError::Protocol(what.into())
+}
+
+/// A nil reply; also RESP3's `false`, which a Lua `false` becomes for RESP3 clients.
+pub(super) fn is_nil(v: &Value) -> bool {
+    matches!(v, Value::Nil | Value::Boolean(false))
+}
+
+pub(super) fn text<'v>(v: &'v Value, what: &str) -> Result<&'v str, StoreError> {
+    match v {
+        Value::BulkString(bytes) => {
+            std::str::from_utf8(bytes).map_err(|_| protocol(format!("{what} is not UTF-8: {v:?}")))
+        }
+        Value::SimpleString(s) => Ok(s),
+        Value::VerbatimString { text, .. } => Ok(text),
+        other => Err(protocol(format!(
+            "expected {what} as a string, got {other:?}"
+        ))),
+    }
+}
+
+pub(super) fn uint(v: &Value, what: &str) -> Result<u64, StoreError> {
+    match v {
+        Value::Int(i) => {
+            u64::try_from(*i).map_err(|_| protocol(format!("{what} is negative: {i}")))
+        }
+        other => {
+            let s = text(other, what)?;
+            s.parse::<u64>()
+                .map_err(|_| protocol(format!("{what} is not an unsigned integer: {s:?}")))
+        }
+    }
+}
+
+pub(super) fn bracket_number(s: &str, what: &str) -> Result<u32, StoreError> {
+    s.parse::<u32>()
+        .map_err(|_| protocol(format!("{what} is not a bracket number: {s:?}")))
+}
+
+/// The packed value of a raw board score (minus the packed value). Scores arrive as
+/// strings such as `-123` or `-1.2e+17` (or as doubles over RESP3); anything that is
+/// not minus an integer in `0..=2^53` was not written by leaguekit.
+pub(super) fn packed_from_score(v: &Value, what: &str) -> Result<u64, StoreError> {
+    let score = match v {
+        Value::Double(d) => *d,
+        Value::Int(i) => *i as f64,
+        other => {
+            let s = text(other, what)?;
+            s.parse::<f64>()
+                .map_err(|_| protocol(format!("{what} is not a number: {s:?}")))?
+        }
+    };
+    // `-0` and `0` both mean the never-scored value 0.
+    let packed = if score == 0.0 { 0.0 } else { -score };
+    if !packed.is_finite() || packed.fract() != 0.0 || packed < 0.0 || packed > EXACT_LIMIT as f64 {
+        return Err(protocol(format!(
+            "{what} {score} is not minus a packed score (an integer in 0..=2^53)"
+        )));
+    }
+    // Exact: an integer in 0..=2^53 converts without rounding.
+    Ok(packed as u64)
+}
+
+pub(super) fn array(v: Value, what: &str) -> Result<Vec<Value>, StoreError> {
+    match v {
+        Value::Array(items) => Ok(items),
+        other => Err(protocol(format!(
+            "expected {what} as an array, got {other:?}"
+        ))),
+    }
+}
+
+/// Field-value pairs from HGETALL: a flat array (RESP2) or a map (RESP3).
+pub(super) fn pairs(v: Value, what: &str) -> Result<Vec<(String, String)>, StoreError> {
+    let raw: Vec<(Value, Value)> = match v {
+        Value::Map(map) => map,
+        Value::Array(items) => {
+            if items.len() % 2 != 0 {
+                return Err(protocol(format!(
+                    "{what}: odd number of items in a hash reply"
+                )));
+            }
+            let mut it = items.into_iter();
+            let mut out = Vec::new();
+            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                out.push((k, v));
+            }
+            out
+        }
+        Value::Nil => Vec::new(),
+        other => {
+            return Err(protocol(format!(
+                "expected {what} as a hash, got {other:?}"
+            )));
+        }
+    };
+    raw.iter()
+        .map(|(k, v)| Ok((text(k, what)?.to_owned(), text(v, what)?.to_owned())))
+        .collect()
+}
+
+/// A `{total, first rank, (player, score, profile)*}` reply of standings/around.lua.
+pub(super) fn page(v: Value, what: &str) -> Result<Page, StoreError> {
+    let items = array(v, what)?;
+    if items.len() < 2 || (items.len() - 2) % 3 != 0 {
+        return Err(protocol(format!(
+            "{what}: expected a count, an offset and triples, got {} items",
+            items.len()
+        )));
+    }
+    let total = uint(&items[0], "board size")?;
+    let offset = uint(&items[1], "first rank")?;
+    let entries = items[2..]
+        .chunks_exact(3)
+        .map(|entry| {
+            let player = text(&entry[0], "player id")?.to_owned();
+            let packed = packed_from_score(&entry[1], "board score")?;
+            let profile = if is_nil(&entry[2]) {
+                None
+            } else {
+                Some(cached_profile(text(&entry[2], "cached profile")?)?.to_owned())
+            };
+            Ok(RawEntry {
+                player,
+                packed,
+                profile,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok(Page {
+        total,
+        offset,
+        entries,
+    })
+}
+
+/// The JSON of a cached profile `"version json"`.
+pub(super) fn cached_profile(cached: &str) -> Result<&str, StoreError> {
+    match cached.split_once(' ') {
+        Some((version, json)) if version.bytes().all(|b| b.is_ascii_digit()) => Ok(json),
+        _ => Err(protocol(format!(
+            "cached profile {cached:?} is not \"version json\""
+        ))),
+    }
+}
+
+/// A claim answer as `claim_rewards.lua` stores it: a JSON list of strings, source
+/// and grant alternating (cjson's encoding, which escapes every string).
+pub(super) fn stored_claim(json: &str) -> Result<Vec<(String, String)>, StoreError> {
+    let flat: Vec<String> = serde_json::from_str(json).map_err(|e| {
+        protocol(format!(
+            "stored claim {json:?} is not a JSON list of strings: {e}"
+        ))
+    })?;
+    if !flat.len().is_multiple_of(2) {
+        return Err(protocol(format!(
+            "stored claim {json:?} has an odd number of items"
+        )));
+    }
+    let mut it = flat.into_iter();
+    let mut out = Vec::new();
+    while let (Some(source), Some(grant)) = (it.next(), it.next()) {
+        out.push((source, grant));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_parse_exactly_or_not_at_all() {
+        let s = |x: &str| Value::BulkString(x.as_bytes().to_vec());
+        assert_eq!(packed_from_score(&s("0"), "t").ok(), Some(0));
+        assert_eq!(packed_from_score(&s("-0"), "t").ok(), Some(0));
+        assert_eq!(
+            packed_from_score(&s("-9007199254740991"), "t").ok(),
+            Some(9_007_199_254_740_991)
+        );
+        assert_eq!(
+            packed_from_score(&s("-1.2345678901234e+14"), "t").ok(),
+            Some(123_456_789_012_340)
+        );
+        assert_eq!(packed_from_score(&Value::Double(-42.0), "t").ok(), Some(42));
+        for bad in ["1", "-1.5", "inf", "-inf", "nan", "-1e17", "x", ""] {
+            assert!(packed_from_score(&s(bad), "t").is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn stored_claims_parse_exactly_or_not_at_all() {
+        // cjson escapes '/' as '\/' and control bytes as \u00XX.
+        let json = r#"["1\/gold\/1","a\"b\u0000c","2\/gold\/1",""]"#;
+        assert_eq!(
+            stored_claim(json).ok(),
+            Some(vec![
+                ("1/gold/1".to_owned(), "a\"b\0c".to_owned()),
+                ("2/gold/1".to_owned(), String::new()),
+            ])
+        );
+        assert_eq!(stored_claim("[]").ok(), Some(Vec::new()));
+        for bad in ["{}", "[\"odd\"]", "[1,2]", "nope", ""] {
+            assert!(
+                matches!(stored_claim(bad), Err(StoreError::Protocol(_))),
+                "{bad} accepted"
+            );
+        }
+    }
+}

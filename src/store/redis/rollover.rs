@@ -1,0 +1,392 @@
+//! Closing on Redis: the period's and brackets' markers, leases and outcomes, the
+//! season's progress mark, grants (pipelined, one result each), blocked grants,
+//! rewards and claims.
+
+use ::redis::{ScriptInvocation, Value};
+
+use super::reply::*;
+use super::scripts::SCRIPTS;
+use super::{MAX_WINDOW_SECS, RedisStore, Retry, now_arg, time_refusal};
+use crate::error::StoreError;
+use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
+use crate::store::*;
+
+impl RolloverStore for RedisStore {
+    async fn closed_through(&self, season: &SeasonKeys) -> Result<u64, StoreError> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(&season.meta).arg("closed_through");
+        let reply = self
+            .command("closed_through", Retry::Idempotent, &cmd)
+            .await?;
+        if is_nil(&reply) {
+            return Ok(0);
+        }
+        uint(&reply, "closed_through")
+    }
+
+    async fn set_closed_through(&self, season: &SeasonKeys, period: u64) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.raise_mark.prepare_invoke();
+        inv.key(&season.meta).arg(period);
+        self.invoke("set_closed_through", Retry::Idempotent, &inv)
+            .await?;
+        Ok(())
+    }
+
+    async fn begin_close(
+        &self,
+        period: &PeriodKeys,
+        check: CloseCheck,
+    ) -> Result<(Option<String>, Vec<(String, u64)>), StoreError> {
+        let mut inv = SCRIPTS.begin_close.prepare_invoke();
+        inv.key(&period.meta)
+            .key(&period.joins)
+            .arg(now_arg(check.now))
+            .arg(check.closes_ms);
+        let items = array(
+            self.invoke("begin_close", Retry::Idempotent, &inv).await?,
+            "begin_close reply",
+        )?;
+        if let Some(why) = time_refusal(&items)? {
+            return Err(StoreError::Time(why));
+        }
+        let [status, summary, joins @ ..] = items.as_slice() else {
+            return Err(protocol("short begin_close reply"));
+        };
+        if text(status, "begin_close status")? != "ok" {
+            return Err(protocol(format!("begin_close status {status:?}")));
+        }
+        let summary = if is_nil(summary) {
+            None
+        } else {
+            Some(text(summary, "period summary")?.to_owned())
+        };
+        if joins.len() % 2 != 0 {
+            return Err(protocol("begin_close: odd number of join counter items"));
+        }
+        let mut counts = joins
+            .chunks_exact(2)
+            .map(|kv| {
+                let tier = text(&kv[0], "tier")?.to_owned();
+                let n = uint(&kv[1], "join counter")?;
+                Ok((tier, n))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        counts.sort();
+        Ok((summary, counts))
+    }
+
+    async fn period_summary(&self, period: &PeriodKeys) -> Result<Option<String>, StoreError> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(&period.meta).arg("closed");
+        let reply = self
+            .command("period_summary", Retry::Idempotent, &cmd)
+            .await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        Ok(Some(text(&reply, "period summary")?.to_owned()))
+    }
+
+    async fn finish_period(
+        &self,
+        period: &PeriodKeys,
+        summary: &str,
+        ttl_secs: u64,
+    ) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.finish_period.prepare_invoke();
+        inv.key(&period.meta)
+            .key(&period.joins)
+            .key(&period.assign)
+            .arg(summary)
+            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        self.invoke("finish_period", Retry::Idempotent, &inv)
+            .await?;
+        Ok(())
+    }
+
+    async fn claim_bracket(
+        &self,
+        bracket: &BracketKeys,
+        owner: &str,
+        lease_ms: u64,
+        check: CloseCheck,
+    ) -> Result<BracketClaim, StoreError> {
+        let mut inv = SCRIPTS.claim_bracket.prepare_invoke();
+        inv.key(&bracket.meta)
+            .key(&bracket.lease)
+            .arg(owner)
+            .arg(lease_ms.max(1))
+            .arg(now_arg(check.now))
+            .arg(check.closes_ms);
+        // Renewing one's own lease is harmless, so a retry is safe.
+        let items = array(
+            self.invoke("claim_bracket", Retry::Idempotent, &inv)
+                .await?,
+            "claim_bracket reply",
+        )?;
+        if let Some(why) = time_refusal(&items)? {
+            return Err(StoreError::Time(why));
+        }
+        match items.as_slice() {
+            [status, tally] if text(status, "claim status")? == "done" => {
+                Ok(BracketClaim::Done(text(tally, "bracket tally")?.to_owned()))
+            }
+            [status] => match text(status, "claim status")? {
+                "mine" => Ok(BracketClaim::Mine),
+                "busy" => Ok(BracketClaim::Busy),
+                other => Err(protocol(format!("unknown claim status {other:?}"))),
+            },
+            other => Err(protocol(format!("claim_bracket: {} items", other.len()))),
+        }
+    }
+
+    async fn freeze(
+        &self,
+        bracket: &BracketKeys,
+        check: CloseCheck,
+    ) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut inv = SCRIPTS.freeze.prepare_invoke();
+        inv.key(&bracket.board)
+            .key(&bracket.meta)
+            .arg(now_arg(check.now))
+            .arg(check.closes_ms);
+        let items = array(
+            self.invoke("freeze", Retry::Idempotent, &inv).await?,
+            "freeze reply",
+        )?;
+        if let Some(why) = time_refusal(&items)? {
+            return Err(StoreError::Time(why));
+        }
+        let board = match items.as_slice() {
+            [status, board] if text(status, "freeze status")? == "ok" => {
+                array(board.clone(), "frozen board")?
+            }
+            other => return Err(protocol(format!("freeze: {} items", other.len()))),
+        };
+        if board.len() % 2 != 0 {
+            return Err(protocol("freeze: odd number of board items"));
+        }
+        board
+            .chunks_exact(2)
+            .map(|e| {
+                Ok((
+                    text(&e[0], "player id")?.to_owned(),
+                    packed_from_score(&e[1], "board score")?,
+                ))
+            })
+            .collect()
+    }
+
+    async fn record_outcomes(
+        &self,
+        bracket: &BracketKeys,
+        outcomes: &[(String, String)],
+        ttl_secs: u64,
+    ) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.record_outcomes.prepare_invoke();
+        inv.key(&bracket.board)
+            .key(&bracket.profiles)
+            .key(&bracket.meta)
+            .key(&bracket.outcomes)
+            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        for (player, outcome) in outcomes {
+            inv.arg(player).arg(outcome);
+        }
+        self.invoke("record_outcomes", Retry::Idempotent, &inv)
+            .await?;
+        Ok(())
+    }
+
+    async fn grant(
+        &self,
+        grants: &[Grant],
+        ttl_secs: u64,
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        if grants.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ttl = ttl_secs.clamp(1, MAX_WINDOW_SECS);
+        let invocations: Vec<ScriptInvocation<'_>> = grants
+            .iter()
+            .map(|(keys, source, grant)| {
+                let mut inv = SCRIPTS.grant.prepare_invoke();
+                inv.key(keys.rewards()).arg(source).arg(grant).arg(ttl);
+                inv
+            })
+            .collect();
+        let mut pipe = ::redis::pipe();
+        pipe.load_script(&SCRIPTS.grant).ignore();
+        for inv in &invocations {
+            pipe.invoke_script(inv);
+        }
+        // One player's bad data must not fail the others' grants: errors come back in
+        // place, one per grant.
+        pipe.ignore_errors();
+        let pipe = &pipe;
+        // Each grant is written at most once (HSETNX), so the whole pipeline may be
+        // sent again.
+        let replies = self
+            .run("grant", Retry::Idempotent, |mut con| async move {
+                pipe.query_async::<Vec<Value>>(&mut con).await
+            })
+            .await?;
+        if replies.len() != grants.len() {
+            return Err(protocol(format!(
+                "pipeline of {} grants answered {} replies",
+                grants.len(),
+                replies.len()
+            )));
+        }
+        Ok(replies
+            .into_iter()
+            .map(|reply| match reply {
+                Value::ServerError(err) => Err(StoreError::Redis(err.into())),
+                _ => Ok(()),
+            })
+            .collect())
+    }
+
+    async fn block_grants(
+        &self,
+        season: &SeasonKeys,
+        blocked: &[BlockedGrant],
+    ) -> Result<(), StoreError> {
+        if blocked.is_empty() {
+            return Ok(());
+        }
+        let mut cmd = ::redis::cmd("HSET");
+        cmd.arg(&season.blocked);
+        for b in blocked {
+            let value = serde_json::json!({"grant": b.grant, "error": b.error}).to_string();
+            cmd.arg(format!("{}|{}", b.source, b.player)).arg(value);
+        }
+        self.command("block_grants", Retry::Idempotent, &cmd)
+            .await?;
+        Ok(())
+    }
+
+    async fn blocked_grants(&self, season: &SeasonKeys) -> Result<Vec<BlockedGrant>, StoreError> {
+        let mut cmd = ::redis::cmd("HGETALL");
+        cmd.arg(&season.blocked);
+        let reply = self
+            .command("blocked_grants", Retry::Idempotent, &cmd)
+            .await?;
+        let mut out = pairs(reply, "blocked grants")?
+            .into_iter()
+            .map(|(field, value)| {
+                // Sources never contain '|'; player ids may.
+                let (source, player) = field
+                    .split_once('|')
+                    .ok_or_else(|| protocol(format!("blocked grant field {field:?}")))?;
+                let v: serde_json::Value = serde_json::from_str(&value)
+                    .map_err(|e| protocol(format!("blocked grant {value:?}: {e}")))?;
+                Ok(BlockedGrant {
+                    player: player.to_owned(),
+                    source: source.to_owned(),
+                    grant: v["grant"].as_str().unwrap_or_default().to_owned(),
+                    error: v["error"].as_str().unwrap_or_default().to_owned(),
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        out.sort_by(|a, b| (&a.source, &a.player).cmp(&(&b.source, &b.player)));
+        Ok(out)
+    }
+
+    async fn unblock_grant(
+        &self,
+        season: &SeasonKeys,
+        source: &str,
+        player: &str,
+    ) -> Result<(), StoreError> {
+        let mut cmd = ::redis::cmd("HDEL");
+        cmd.arg(&season.blocked).arg(format!("{source}|{player}"));
+        self.command("unblock_grant", Retry::Idempotent, &cmd)
+            .await?;
+        Ok(())
+    }
+
+    async fn finish_bracket(&self, bracket: &BracketKeys, tally: &str) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.finish_bracket.prepare_invoke();
+        inv.key(&bracket.meta).key(&bracket.lease).arg(tally);
+        self.invoke("finish_bracket", Retry::Idempotent, &inv)
+            .await?;
+        Ok(())
+    }
+
+    async fn outcome(
+        &self,
+        bracket: &BracketKeys,
+        player: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(&bracket.outcomes).arg(player);
+        let reply = self.command("outcome", Retry::Idempotent, &cmd).await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        Ok(Some(text(&reply, "outcome")?.to_owned()))
+    }
+
+    async fn outcomes(&self, bracket: &BracketKeys) -> Result<Vec<(String, String)>, StoreError> {
+        let mut cmd = ::redis::cmd("HGETALL");
+        cmd.arg(&bracket.outcomes);
+        let reply = self.command("outcomes", Retry::Idempotent, &cmd).await?;
+        pairs(reply, "outcomes")
+    }
+
+    async fn rewards(&self, player_keys: &PlayerKeys) -> Result<Vec<(String, String)>, StoreError> {
+        let mut cmd = ::redis::cmd("HGETALL");
+        cmd.arg(player_keys.rewards());
+        let reply = self.command("rewards", Retry::Idempotent, &cmd).await?;
+        let mut pending: Vec<(String, String)> = pairs(reply, "rewards")?
+            .into_iter()
+            .filter_map(|(source, value)| value.strip_prefix("p|").map(|g| (source, g.to_owned())))
+            .collect();
+        pending.sort();
+        Ok(pending)
+    }
+
+    async fn claim_rewards(
+        &self,
+        player_keys: &PlayerKeys,
+        claim: &Claim<'_>,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let mut inv = SCRIPTS.claim_rewards.prepare_invoke();
+        // A flag, then the id: an empty claim id is an id like any other.
+        inv.key(player_keys.rewards())
+            .key(player_keys.claims())
+            .arg(if claim.claim_id.is_some() { "1" } else { "0" })
+            .arg(claim.claim_id.unwrap_or(""))
+            .arg(claim.period)
+            .arg(claim.ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        // With a claim id a second run returns the stored answer; without one it
+        // would answer "nothing" after the first run claimed, so it is not retried.
+        let retry = if claim.claim_id.is_some() {
+            Retry::Idempotent
+        } else {
+            Retry::NotExecuted
+        };
+        let reply = self.invoke_write("claim_rewards", retry, &inv).await?;
+        let mut claimed = match reply {
+            // A new claim: the flat list itself.
+            Value::Array(items) => {
+                if items.len() % 2 != 0 {
+                    return Err(protocol("claim: odd number of items"));
+                }
+                items
+                    .chunks_exact(2)
+                    .map(|kv| {
+                        Ok((
+                            text(&kv[0], "reward source")?.to_owned(),
+                            text(&kv[1], "grant")?.to_owned(),
+                        ))
+                    })
+                    .collect::<Result<Vec<_>, StoreError>>()?
+            }
+            // A repeated claim id: the answer stored by the first claim.
+            stored => stored_claim(text(&stored, "stored claim")?)?,
+        };
+        claimed.sort();
+        Ok(claimed)
+    }
+}

@@ -1,0 +1,387 @@
+//! The values store operations take and give: time rules, join and update requests,
+//! their replies, pages, claims. Plain data, no I/O.
+
+pub use crate::error::TimeRefusal;
+use crate::season::packing::ScoreMode;
+use crate::store::keys::PlayerKeys;
+
+/// Which clock a store operation decides by.
+///
+/// Time-dependent decisions (has this period started, may it be closed, is this event
+/// in the future) are made inside the store's atomic step, by one clock that every
+/// process shares, so that game servers whose clocks disagree cannot disagree about
+/// the league.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Now {
+    /// The store's own clock: Redis's `TIME`, read inside the script that decides; the
+    /// embedded store's clock.
+    Store,
+    /// A fixed instant (unix milliseconds) from a clock the league was built with; for
+    /// tests, simulations and replays in which every process uses that same clock.
+    At(i64),
+}
+
+/// The time rules of one event (an update or a join), checked in the store's step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TimeCheck {
+    /// The clock to decide by.
+    pub now: Now,
+    /// The event's time, unix milliseconds.
+    pub at_ms: i64,
+    /// The start of the event's period, unix milliseconds.
+    pub start_ms: i64,
+    /// When the period stops accepting events: its end plus the allowed skew.
+    pub closes_ms: i64,
+    /// The allowed skew, milliseconds: an event may be at most this far ahead.
+    pub skew_ms: i64,
+}
+
+impl TimeCheck {
+    /// The rules of an event at `at_ms` in a period starting at `start_ms` that stops
+    /// accepting events at `closes_ms`, with `skew_ms` allowed, decided by `now`.
+    pub fn new(now: Now, at_ms: i64, start_ms: i64, closes_ms: i64, skew_ms: i64) -> Self {
+        TimeCheck {
+            now,
+            at_ms,
+            start_ms,
+            closes_ms,
+            skew_ms,
+        }
+    }
+
+    /// Rules that refuse nothing: an event at the epoch in a period that never closes.
+    /// For store-level tests and tools that work below the engine's time rules.
+    pub fn unbounded() -> Self {
+        TimeCheck::new(Now::At(0), 0, 0, i64::MAX, 0)
+    }
+
+    /// Applies the rules at `now_ms`: `Err` says why the event is refused.
+    pub fn judge(&self, now_ms: i64) -> Result<(), Judgement> {
+        if self.at_ms > now_ms.saturating_add(self.skew_ms) {
+            return Err(Judgement::Refused(TimeRefusal::Future {
+                ahead_ms: u64::try_from(self.at_ms - now_ms).unwrap_or(0),
+                now_ms,
+            }));
+        }
+        if now_ms < self.start_ms {
+            return Err(Judgement::Refused(TimeRefusal::NotYet {
+                wait_ms: u64::try_from(self.start_ms - now_ms).unwrap_or(0),
+            }));
+        }
+        if now_ms >= self.closes_ms {
+            return Err(Judgement::Closed);
+        }
+        Ok(())
+    }
+}
+
+/// Why [`TimeCheck::judge`] refused an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Judgement {
+    /// Too early or in the future.
+    Refused(TimeRefusal),
+    /// The period no longer accepts events.
+    Closed,
+}
+
+/// The time rule of a close: nothing is closed before `closes_ms` by the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CloseCheck {
+    /// The clock to decide by.
+    pub now: Now,
+    /// The earliest instant the period may be closed (its end plus the allowed skew),
+    /// unix milliseconds.
+    pub closes_ms: i64,
+}
+
+impl CloseCheck {
+    /// Closing is allowed from `closes_ms` by `now`.
+    pub fn new(now: Now, closes_ms: i64) -> Self {
+        CloseCheck { now, closes_ms }
+    }
+
+    /// A rule that allows closing at any time: for store-level tests and tools.
+    pub fn unbounded() -> Self {
+        CloseCheck::new(Now::At(0), i64::MIN)
+    }
+
+    /// `Err` with the wait when `now_ms` is before the period may be closed.
+    pub fn judge(&self, now_ms: i64) -> Result<(), TimeRefusal> {
+        if now_ms < self.closes_ms {
+            return Err(TimeRefusal::NotYet {
+                wait_ms: u64::try_from(self.closes_ms - now_ms).unwrap_or(0),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A join as the store sees it (already validated by the engine).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JoinRequest<'a> {
+    /// The player.
+    pub player: &'a str,
+    /// The tier to place them in, unless already placed.
+    pub tier: &'a str,
+    /// Bracket size.
+    pub size: u32,
+    /// The join's time rules.
+    pub time: TimeCheck,
+    /// A bracket the player was assigned to but found full (possible only after the
+    /// store lost data under running game servers): assign them anew, past it.
+    pub replace_full: Option<u32>,
+    /// Seconds the period's keys live at least (so keys of a period the rollover never
+    /// reaches still expire).
+    pub ttl_secs: u64,
+}
+
+impl<'a> JoinRequest<'a> {
+    /// A join of `player` into `tier` with brackets of `size`, under `time`'s rules.
+    pub fn new(player: &'a str, tier: &'a str, size: u32, time: TimeCheck) -> Self {
+        JoinRequest {
+            player,
+            tier,
+            size,
+            time,
+            replace_full: None,
+            ttl_secs: 86_400,
+        }
+    }
+
+    /// Assigns the player anew past `bracket`, which was found full.
+    pub fn replacing_full(mut self, bracket: u32) -> Self {
+        self.replace_full = Some(bracket);
+        self
+    }
+
+    /// Sets how long the period's keys live at least.
+    pub fn ttl_secs(mut self, secs: u64) -> Self {
+        self.ttl_secs = secs;
+        self
+    }
+}
+
+/// What [`Store::enter`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Entered {
+    /// The player is on the board (now or already).
+    Ok,
+    /// The board already holds `size` other players; the player was not added.
+    Full,
+}
+
+/// Where a join put a player.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Joined {
+    /// The tier name the player is placed in for this period.
+    pub tier: String,
+    /// The bracket number, from 1.
+    pub bracket: u32,
+    /// True if this call placed the player; false if they were already placed.
+    pub new: bool,
+}
+
+/// One score update, as the store sees it (already validated by the engine).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Update<'a> {
+    /// The player.
+    pub player: &'a str,
+    /// How the value changes the score.
+    pub mode: ScoreMode,
+    /// The submitted value.
+    pub value: i64,
+    /// The event's tick within its period.
+    pub tick: u64,
+    /// The season's maximum score.
+    pub max_score: u64,
+    /// The packing multiplier `T` (see [`crate::season::packing`]).
+    pub span: u64,
+    /// The idempotency key and how long it lives, if the update carries a request id.
+    /// The key names the player and the request id: the same id sent for two players
+    /// (a match id for every participant) is two requests.
+    pub request: Option<(String, u64)>,
+    /// The event's time rules.
+    pub time: TimeCheck,
+}
+
+/// What the store did with an update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpdateStatus {
+    /// The update was applied.
+    Applied,
+    /// The request id was seen before; the reply is the first one's, nothing changed.
+    Duplicate,
+    /// The score would leave `0..=max_score`; nothing changed.
+    OutOfRange {
+        /// The packed value before the update (0 if not on the board).
+        current: u64,
+    },
+    /// The bracket is closed, or its period no longer accepts events by the store's
+    /// clock; nothing changed.
+    Closed,
+    /// The player is not on this bracket's board (the store lost data, or a stale
+    /// placement); nothing changed. The engine places the player again.
+    NotPlaced,
+    /// The event is too early or in the future by the store's clock; nothing changed.
+    Refused(TimeRefusal),
+}
+
+/// The store's reply to an update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UpdateReply {
+    /// What happened.
+    pub status: UpdateStatus,
+    /// The packed value after the update (the first answer's, for a duplicate).
+    pub packed: u64,
+    /// 0-based rank after the update (the first answer's, for a duplicate).
+    pub rank: u64,
+}
+
+/// A bracket entry as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RawEntry {
+    /// The player id.
+    pub player: String,
+    /// The packed score.
+    pub packed: u64,
+    /// The cached profile (a JSON object), if any.
+    pub profile: Option<String>,
+}
+
+/// A slice of a bracket's standings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Page {
+    /// Players on the board.
+    pub total: u64,
+    /// 0-based rank of the first entry.
+    pub offset: u64,
+    /// The entries, best first.
+    pub entries: Vec<RawEntry>,
+}
+
+/// A player's league state: where they were last placed, and the placement before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PlayerState {
+    /// The last period the player joined.
+    pub period: u64,
+    /// Their tier in that period.
+    pub tier: String,
+    /// Their bracket in that period.
+    pub bracket: u32,
+    /// The placement before that one: `(period, tier, bracket)`. Kept so a player who
+    /// has joined the current period can still be shown their last closed period.
+    pub previous: Option<(u64, String, u32)>,
+}
+
+impl PlayerState {
+    /// A state with no previous placement.
+    pub fn new(period: u64, tier: impl Into<String>, bracket: u32) -> Self {
+        Self {
+            period,
+            tier: tier.into(),
+            bracket,
+            previous: None,
+        }
+    }
+}
+
+/// What [`Store::begin_close`] finds: the period's summary if it is already closed,
+/// and its join counters `(tier, players joined)`.
+pub type ClosingPeriod = (Option<String>, Vec<(String, u64)>);
+
+/// What [`Store::set_profile`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProfileWrite {
+    /// Written: the new version and the whole profile as JSON.
+    Written {
+        /// Increases with every write.
+        version: u64,
+        /// The merged profile.
+        json: String,
+    },
+    /// The merged profile would be `bytes` long; nothing was written.
+    TooLarge {
+        /// Encoded size of the merged profile.
+        bytes: usize,
+    },
+}
+
+/// A reward claim as the store sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Claim<'a> {
+    /// Makes the claim idempotent: a repeat returns the first answer.
+    pub claim_id: Option<&'a str>,
+    /// The current period, recorded with a claim answer (see
+    /// [`Store::record_state`], which trims old answers).
+    pub period: u64,
+    /// Seconds the player's reward keys live at least.
+    pub ttl_secs: u64,
+}
+
+impl<'a> Claim<'a> {
+    /// A claim, idempotent with `claim_id`, in period 1, keeping the keys a day.
+    pub fn new(claim_id: Option<&'a str>) -> Self {
+        Claim {
+            claim_id,
+            period: 1,
+            ttl_secs: 86_400,
+        }
+    }
+
+    /// Sets the current period.
+    pub fn in_period(mut self, period: u64) -> Self {
+        self.period = period;
+        self
+    }
+
+    /// Sets how long the keys live at least.
+    pub fn ttl_secs(mut self, secs: u64) -> Self {
+        self.ttl_secs = secs;
+        self
+    }
+}
+
+/// Whether a bracket still needs closing, as seen by one rollover process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BracketClaim {
+    /// The bracket is closed and its rewards granted; its tally is attached.
+    Done(String),
+    /// This process holds the lease and should close it.
+    Mine,
+    /// Another process holds the lease; come back later.
+    Busy,
+}
+
+/// A reward whose grant failed (for example, the player's rewards key holds data
+/// leaguekit did not write). The rest of its period is closed; every rollover retries it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct BlockedGrant {
+    /// The player.
+    pub player: String,
+    /// Where the reward was earned: `period/tier/bracket`.
+    pub source: String,
+    /// The grant.
+    pub grant: String,
+    /// Why the grant failed.
+    pub error: String,
+}
+
+/// One reward to grant: `(player's keys, source, grant)`.
+pub type Grant = (PlayerKeys, String, String);
