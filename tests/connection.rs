@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use leaguekit::SubmitOptions;
+use leaguekit::store::keys::Keys;
 use leaguekit::store::redis::connection::ConnectError;
 use leaguekit::{League, ManualClock, RedisOptions, RedisStore, Season, StoreError};
 
@@ -717,7 +718,7 @@ async fn a_slot_moved_under_a_running_store() {
     let ports = cluster.ports();
     let store = connect(&cluster.url(), RedisOptions::default()).await;
     let season = season(&unique_prefix("reshard"), 100);
-    let board = season.keys().bracket(1, "bronze", 1).board;
+    let board = Keys::of(&season).bracket(1, "bronze", 1).board;
     let (league, _clock) = pinned(season, store);
     let s = league
         .submit("ana", 5, at(10).request_id("a1"))

@@ -105,7 +105,7 @@ async fn packed_scores_at_the_2_53_edge_round_trip_exactly() {
         let s = season(&unique_prefix("edge"), "set", resolution, 100, None);
         let packing = s.packing;
         let max = packing.max_score();
-        let keys = s.keys();
+        let keys = Keys::of(&s);
         let league = pinned(s.clone(), redis_store().await);
         // The last tick of this (24 h) period.
         let last = 86_400_000 / s.scoring.time_resolution.millis() - 1;
@@ -192,7 +192,7 @@ async fn increments_near_the_limit_are_exact() {
     );
     let view = league.player("p", None).await;
     let period = league.period_at(Some(start())).expect("period").id;
-    let bracket = s.keys().bracket(period, "bronze", 1);
+    let bracket = Keys::of(&s).bracket(period, "bronze", 1);
     let entry = league.store().entry(&bracket, "p").await.expect("entry");
     assert_eq!(
         entry,
@@ -233,7 +233,7 @@ async fn update_script_mirrors_packing_apply() {
         let max = packing.max_score();
         let league = pinned(s.clone(), redis_store().await);
         let period = league.period_at(Some(start())).expect("period").id;
-        let bracket = s.keys().bracket(period, "bronze", 1);
+        let bracket = Keys::of(&s).bracket(period, "bronze", 1);
         let mut rng = Lcg(0x5eed ^ mode.as_str().len() as u64);
         let mut model: HashMap<String, u64> = HashMap::new();
         for step in 0..300 {
@@ -493,7 +493,7 @@ async fn a_reply_slower_than_response_timeout_is_a_timeout_error() {
         .with_response_timeout(Duration::from_millis(100))
         .with_command_attempts(1);
     let (league, s) = private_league(&server, options).await;
-    let bracket = s.keys().bracket(1, "bronze", 1);
+    let bracket = Keys::of(&s).bracket(1, "bronze", 1);
     league
         .store()
         .entry(&bracket, "p")
@@ -745,7 +745,7 @@ async fn update_many_costs_one_round_trip_not_one_per_update() {
     .await
     .expect("connect through the proxy");
     let league = pinned(s.clone(), slow.clone());
-    let bracket = s.keys().bracket(1, "bronze", 1);
+    let bracket = Keys::of(&s).bracket(1, "bronze", 1);
     slow.entry(&bracket, "a").await.expect("warm up");
     let began = Instant::now();
     slow.entry(&bracket, "a").await.expect("entry");
@@ -795,7 +795,7 @@ async fn resp3_connections_answer_the_same() {
     let mut results = Vec::new();
     for store in [resp2, resp3] {
         let s = season(&unique_prefix("resp"), "best", "1s", 100, Some(1_000_000));
-        let keys = s.keys();
+        let keys = Keys::of(&s);
         let league = pinned(s.clone(), store.clone());
         for (i, p) in ["x", "y", "z"].iter().enumerate() {
             league
@@ -843,7 +843,7 @@ async fn foreign_data_is_a_protocol_error() {
         100,
         Some(1_000),
     );
-    let keys = s.keys();
+    let keys = Keys::of(&s);
     let store = redis_store().await;
     let league = pinned(s.clone(), store.clone());
     league
@@ -906,7 +906,7 @@ async fn closing_and_closed_markers_are_honoured() {
         100,
         Some(1_000),
     );
-    let keys = s.keys();
+    let keys = Keys::of(&s);
     let store = redis_store().await;
     let league = pinned(s.clone(), store.clone());
     league
@@ -1265,7 +1265,7 @@ async fn rollover_runs_on_a_cluster_node() {
         2,
         Some(1_000_000),
     );
-    let keys = s.keys();
+    let keys = Keys::of(&s);
     let clock = ManualClock::new(at_tick(&s, 20));
     let league = League::with_clock(s.clone(), store.clone(), std::sync::Arc::new(clock.clone()));
     for (i, player) in ["a{1}", "b:2", "c 3", "d}4", "e"].iter().enumerate() {

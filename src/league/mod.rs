@@ -316,7 +316,7 @@ impl<S: Store> League<S> {
     }
 
     fn build(season: Season, store: S, clock: Arc<dyn Clock>, injected: bool) -> Self {
-        let keys = season.keys();
+        let keys = Keys::of(&season);
         let mut profile_order = season.profiles.fields.clone();
         profile_order.sort();
         Self {

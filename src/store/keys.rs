@@ -54,6 +54,11 @@ impl Keys {
         }
     }
 
+    /// The keys of `season` (its `key_prefix` and name).
+    pub fn of(season: &crate::season::Season) -> Self {
+        Keys::new(&season.key_prefix, &season.name)
+    }
+
     /// The prefix every key starts with.
     pub fn prefix(&self) -> &str {
         &self.prefix

@@ -1,0 +1,645 @@
+//! Reading the season file: serde reads the TOML into raw structs that deny unknown
+//! keys and keep the span of every value checked afterwards; the checks then build the
+//! public types, each error a `file:line:col` with what is wrong and how to fix it.
+
+use std::ops::Range;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::ConfigError;
+use crate::season::calendar::{Calendar, CalendarError, parse_cron, parse_zone};
+pub(super) use crate::season::calendar::{PeriodRule, Schedule};
+use crate::season::packing::{Packing, ScoreMode};
+
+use super::*;
+
+/// Parses and validates a season (see [`Season::from_toml`]).
+pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
+    let src = Src { text, file };
+    let raw: RawSeason = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+
+    let name = src.ident(&raw.name, "name", 64, NAME_CHARS, "")?;
+    let key_prefix = src.ident(&raw.key_prefix, "key_prefix", 64, NAME_CHARS, ".")?;
+
+    let schedule = src.schedule(&raw.schedule)?;
+    let calendar = Calendar::build(&schedule).map_err(|e| match e {
+        CalendarError::Period(m) => {
+            src.at(raw.schedule.period.span(), format!("schedule.period: {m}"))
+        }
+        CalendarError::Start(m) => src.at(raw.schedule.start.span(), format!("schedule.start {m}")),
+    })?;
+
+    let brackets = match &raw.brackets {
+        Some(b) => src.brackets(b)?,
+        None => Brackets::default(),
+    };
+    let scoring = src.scoring(raw.scoring.get_ref())?;
+    let packing = src.packing(&raw.scoring, &scoring, &calendar)?;
+    let profiles = match &raw.profiles {
+        Some(p) => src.profiles(p)?,
+        None => Profiles::default(),
+    };
+    let tiers = src.tiers(&raw.tiers, &brackets)?;
+    let idle = match raw.idle.as_ref().and_then(|i| i.policy.as_ref()) {
+        Some(p) => Idle {
+            policy: match p.get_ref().as_str() {
+                "stay" => IdlePolicy::Stay,
+                "drop_one_tier" => IdlePolicy::DropOneTier,
+                other => {
+                    return Err(src.at(
+                        p.span(),
+                        format!(
+                            "idle.policy = {other:?} is not a policy; \
+                             use \"stay\" or \"drop_one_tier\""
+                        ),
+                    ));
+                }
+            },
+        },
+        None => Idle::default(),
+    };
+    let mut retention = Retention::default();
+    if let Some(r) = &raw.retention {
+        if let Some(p) = &r.periods {
+            retention.periods = src.int_in(p, "retention.periods", 1, 520)? as u32;
+        }
+        if let Some(t) = &r.player_ttl {
+            retention.player_ttl = parse_duration(t.get_ref(), MIN_PLAYER_TTL, MAX_PLAYER_TTL)
+                .map_err(|m| src.at(t.span(), format!("retention.player_ttl: {m}")))?;
+        }
+    }
+    let mut clock = ClockRules::default();
+    if let Some(c) = &raw.clock
+        && let Some(s) = &c.max_skew
+    {
+        clock.max_skew = parse_duration(s.get_ref(), Duration::ZERO, MAX_SKEW)
+            .map_err(|m| src.at(s.span(), format!("clock.max_skew: {m}")))?;
+    }
+    let simulation = match &raw.simulation {
+        Some(s) => src.simulation(s)?,
+        None => SimulationConfig::default(),
+    };
+
+    Ok(Season {
+        name,
+        key_prefix,
+        schedule,
+        brackets,
+        scoring,
+        profiles,
+        tiers,
+        idle,
+        retention,
+        clock,
+        calendar,
+        packing,
+        simulation,
+    })
+}
+
+// ---------------------------------------------------------------------------------
+// The file as written. Every table denies unknown keys; values whose meaning is checked
+// here (not by serde) keep their span so errors can point at them.
+// ---------------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSeason {
+    pub(super) name: Spanned<String>,
+    pub(super) key_prefix: Spanned<String>,
+    pub(super) schedule: RawSchedule,
+    pub(super) brackets: Option<RawBrackets>,
+    pub(super) scoring: Spanned<RawScoring>,
+    pub(super) profiles: Option<RawProfiles>,
+    pub(super) tiers: Spanned<Vec<Spanned<RawTier>>>,
+    pub(super) idle: Option<RawIdle>,
+    pub(super) retention: Option<RawRetention>,
+    pub(super) clock: Option<RawClock>,
+    pub(super) simulation: Option<RawSimulation>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSchedule {
+    pub(super) timezone: Spanned<String>,
+    pub(super) period: Spanned<String>,
+    /// A TOML offset date-time or an RFC 3339 string.
+    pub(super) start: Spanned<toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBrackets {
+    pub(super) size: Option<Spanned<i64>>,
+    pub(super) join: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScoring {
+    pub(super) mode: Option<Spanned<String>>,
+    pub(super) max_score: Spanned<i64>,
+    pub(super) time_resolution: Option<Spanned<String>>,
+    pub(super) idempotency_window: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawProfiles {
+    pub(super) fields: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(super) max_bytes: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTier {
+    pub(super) name: Spanned<String>,
+    /// An integer count or a `"N%"` string; checked by hand for a clear message.
+    pub(super) promote: Spanned<toml::Value>,
+    pub(super) demote: Spanned<toml::Value>,
+    pub(super) rewards: Option<Vec<Spanned<RawReward>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawReward {
+    pub(super) ranks: Spanned<String>,
+    pub(super) grant: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawIdle {
+    pub(super) policy: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRetention {
+    pub(super) periods: Option<Spanned<i64>>,
+    pub(super) player_ttl: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawClock {
+    pub(super) max_skew: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSimulation {
+    pub(super) players: Option<Spanned<i64>>,
+    pub(super) periods: Option<Spanned<i64>>,
+    pub(super) seed: Option<Spanned<i64>>,
+    pub(super) skill_spread: Option<Spanned<f64>>,
+    pub(super) active_share: Option<Spanned<f64>>,
+    pub(super) quit_rate: Option<Spanned<f64>>,
+    pub(super) return_rate: Option<Spanned<f64>>,
+}
+
+/// Characters allowed in season and tier names (key_prefix also allows `.`).
+pub(super) const NAME_CHARS: &str = "A-Z, a-z, 0-9, '_' and '-'";
+
+/// Longest idempotency window: request ids are kept this long at most.
+pub(super) const MAX_WINDOW: Duration = Duration::from_secs(30 * 86_400);
+
+/// Bounds of `clock.max_skew`: clocks that disagree by more than minutes are broken,
+/// and a period that stays open that long after its end delays every rollover.
+pub(super) const MAX_SKEW: Duration = Duration::from_secs(600);
+
+/// Bounds of `retention.player_ttl`.
+pub(super) const MIN_PLAYER_TTL: Duration = Duration::from_secs(86_400);
+pub(super) const MAX_PLAYER_TTL: Duration = Duration::from_secs(3650 * 86_400);
+
+/// The text being parsed, for turning byte spans into `file:line:col` errors.
+pub(super) struct Src<'a> {
+    pub(super) text: &'a str,
+    pub(super) file: &'a str,
+}
+
+impl Src<'_> {
+    /// An error at the start of `span`.
+    pub(super) fn at(&self, span: Range<usize>, message: impl Into<String>) -> ConfigError {
+        let (line, col) = line_col(self.text, span.start);
+        ConfigError::Invalid {
+            file: self.file.to_owned(),
+            line,
+            col,
+            message: message.into(),
+        }
+    }
+
+    /// A `toml` syntax or shape error, reworded for designers with a hint how to fix it.
+    pub(super) fn toml_error(&self, e: &toml::de::Error) -> ConfigError {
+        let span = e.span().unwrap_or(0..0);
+        let raw = e.message().trim_end_matches('.').to_owned();
+        let message = if let Some(rest) = raw.strip_prefix("unknown field") {
+            format!("unknown key{rest}; remove it or correct its spelling")
+        } else if let Some(rest) = raw.strip_prefix("missing field") {
+            format!(
+                "missing key{rest} in this table; add it (config/season.toml shows every key \
+                 with an example)"
+            )
+        } else if raw.starts_with("invalid type") || raw.starts_with("invalid value") {
+            let worded = raw
+                .replace("expected i64", "expected an integer")
+                .replace("expected f64", "expected a number")
+                .replace("expected a sequence", "expected an array")
+                .replace("expected struct", "expected a table")
+                .replace("expected a map", "expected a table");
+            format!("{worded}; change the value to that type")
+        } else if raw.starts_with("duplicate key") {
+            format!("{raw}; a key may appear only once in a table, remove the repeated one")
+        } else {
+            format!("{raw}; fix the TOML syntax here (see https://toml.io)")
+        };
+        self.at(span, message)
+    }
+
+    /// A name of 1..=`max` characters from `[A-Za-z0-9_-]` plus `extra`.
+    pub(super) fn ident(
+        &self,
+        v: &Spanned<String>,
+        key: &str,
+        max: usize,
+        allowed: &str,
+        extra: &str,
+    ) -> Result<String, ConfigError> {
+        let s = v.get_ref();
+        let rule = if extra.is_empty() {
+            format!("use 1-{max} characters from {allowed}")
+        } else {
+            format!("use 1-{max} characters from {allowed} and {extra:?}")
+        };
+        let ok = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(c);
+        if s.is_empty() {
+            return Err(self.at(v.span(), format!("{key} is empty; {rule}")));
+        }
+        if s.chars().count() > max {
+            return Err(self.at(
+                v.span(),
+                format!(
+                    "{key} {s:?} is {} characters long; {rule}",
+                    s.chars().count()
+                ),
+            ));
+        }
+        if let Some(bad) = s.chars().find(|c| !ok(*c)) {
+            return Err(self.at(
+                v.span(),
+                format!("{key} {s:?} contains {bad:?}, which is not allowed; {rule}"),
+            ));
+        }
+        Ok(s.clone())
+    }
+
+    /// An integer in `lo..=hi`.
+    pub(super) fn int_in(
+        &self,
+        v: &Spanned<i64>,
+        key: &str,
+        lo: i64,
+        hi: i64,
+    ) -> Result<i64, ConfigError> {
+        let n = *v.get_ref();
+        if (lo..=hi).contains(&n) {
+            Ok(n)
+        } else {
+            Err(self.at(
+                v.span(),
+                format!("{key} = {n} is out of range; use a whole number from {lo} to {hi}"),
+            ))
+        }
+    }
+
+    /// A finite number in `lo..=hi`.
+    pub(super) fn float_in(
+        &self,
+        v: &Spanned<f64>,
+        key: &str,
+        lo: f64,
+        hi: f64,
+    ) -> Result<f64, ConfigError> {
+        let x = *v.get_ref();
+        if x.is_finite() && (lo..=hi).contains(&x) {
+            Ok(x)
+        } else {
+            let range = if hi.is_finite() {
+                format!("from {lo} to {hi}")
+            } else {
+                format!("of at least {lo}")
+            };
+            Err(self.at(
+                v.span(),
+                format!("{key} = {x} is out of range; use a number {range}"),
+            ))
+        }
+    }
+
+    pub(super) fn schedule(&self, raw: &RawSchedule) -> Result<Schedule, ConfigError> {
+        let timezone = parse_zone(raw.timezone.get_ref().trim())
+            .map_err(|m| self.at(raw.timezone.span(), format!("schedule.timezone: {m}")))?;
+        let text = raw.period.get_ref().trim();
+        let period = match text {
+            "daily" => PeriodRule::Daily,
+            "weekly" => PeriodRule::Weekly,
+            expr => {
+                parse_cron(expr).map_err(|m| {
+                    self.at(
+                        raw.period.span(),
+                        format!(
+                            "schedule.period {expr:?} is neither \"daily\", \"weekly\" nor a \
+                             valid cron expression: {m}; write \"daily\", \"weekly\" or a cron \
+                             expression such as \"0 0 * * MON\""
+                        ),
+                    )
+                })?;
+                PeriodRule::Cron(expr.to_owned())
+            }
+        };
+        let start = self.start(&raw.start)?;
+        Ok(Schedule {
+            timezone,
+            period,
+            start,
+        })
+    }
+
+    pub(super) fn start(&self, v: &Spanned<toml::Value>) -> Result<DateTime<Utc>, ConfigError> {
+        const HOW: &str = "write an RFC 3339 date-time with a UTC offset, such as \
+                           2026-01-05T00:00:00Z or 2026-01-05T00:00:00+01:00";
+        let text = match v.get_ref() {
+            toml::Value::Datetime(dt) => {
+                let missing = match (dt.date, dt.time, dt.offset) {
+                    (None, _, _) => Some("a date"),
+                    (_, None, _) => Some("a time of day"),
+                    (_, _, None) => Some("a UTC offset"),
+                    _ => None,
+                };
+                if let Some(missing) = missing {
+                    return Err(self.at(
+                        v.span(),
+                        format!(
+                            "schedule.start = {dt} has no {missing}, so it names no single \
+                             instant; {HOW}"
+                        ),
+                    ));
+                }
+                dt.to_string()
+            }
+            toml::Value::String(s) => s.trim().to_owned(),
+            other => {
+                return Err(self.at(
+                    v.span(),
+                    format!(
+                        "schedule.start must be a date-time, not a {}; {HOW}",
+                        other.type_str()
+                    ),
+                ));
+            }
+        };
+        DateTime::parse_from_rfc3339(&text)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|e| {
+                self.at(
+                    v.span(),
+                    format!("schedule.start {text:?} is not an RFC 3339 date-time ({e}); {HOW}"),
+                )
+            })
+    }
+
+    pub(super) fn brackets(&self, raw: &RawBrackets) -> Result<Brackets, ConfigError> {
+        let mut b = Brackets::default();
+        if let Some(size) = &raw.size {
+            b.size = self.int_in(size, "brackets.size", 1, 10_000)? as u32;
+        }
+        if let Some(join) = &raw.join {
+            b.join = match join.get_ref().as_str() {
+                "on_first_score" => JoinPolicy::OnFirstScore,
+                "explicit" => JoinPolicy::Explicit,
+                other => {
+                    return Err(self.at(
+                        join.span(),
+                        format!(
+                            "brackets.join = {other:?} is not a join policy; \
+                             use \"on_first_score\" or \"explicit\""
+                        ),
+                    ));
+                }
+            };
+        }
+        Ok(b)
+    }
+
+    pub(super) fn scoring(&self, raw: &RawScoring) -> Result<Scoring, ConfigError> {
+        let mode = match &raw.mode {
+            None => ScoreMode::Increment,
+            Some(m) => match m.get_ref().as_str() {
+                "increment" => ScoreMode::Increment,
+                "best" => ScoreMode::Best,
+                "set" => ScoreMode::Set,
+                other => {
+                    return Err(self.at(
+                        m.span(),
+                        format!(
+                            "scoring.mode = {other:?} is not a mode; \
+                             use \"increment\", \"best\" or \"set\""
+                        ),
+                    ));
+                }
+            },
+        };
+        let max_score = self.int_in(&raw.max_score, "scoring.max_score", 1, i64::MAX)? as u64;
+        let time_resolution = match &raw.time_resolution {
+            None => Resolution::Second,
+            Some(r) => match r.get_ref().as_str() {
+                "1s" => Resolution::Second,
+                "1ms" => Resolution::Millisecond,
+                other => {
+                    return Err(self.at(
+                        r.span(),
+                        format!(
+                            "scoring.time_resolution = {other:?} is not supported; \
+                             use \"1s\" or \"1ms\""
+                        ),
+                    ));
+                }
+            },
+        };
+        let idempotency_window = match &raw.idempotency_window {
+            None => Duration::from_secs(86_400),
+            Some(w) => parse_window(w.get_ref())
+                .map_err(|m| self.at(w.span(), format!("scoring.idempotency_window: {m}")))?,
+        };
+        Ok(Scoring {
+            mode,
+            max_score,
+            time_resolution,
+            idempotency_window,
+        })
+    }
+
+    /// The exact packing for the season, or an error naming the largest max_score.
+    pub(super) fn packing(
+        &self,
+        raw: &Spanned<RawScoring>,
+        scoring: &Scoring,
+        calendar: &Calendar,
+    ) -> Result<Packing, ConfigError> {
+        let period_ms = calendar.max_period_millis();
+        let res = scoring.time_resolution;
+        let ticks = period_ms.div_ceil(res.millis());
+        Packing::new(scoring.max_score, ticks).map_err(|e| {
+            let schedule = calendar.schedule();
+            let coarser = match res {
+                Resolution::Millisecond => {
+                    let at_1s = Packing::largest_max_score(period_ms.div_ceil(1000)).unwrap_or(0);
+                    format!(", use time_resolution = \"1s\" (which allows up to {at_1s})")
+                }
+                Resolution::Second => String::new(),
+            };
+            self.at(
+                raw.get_ref().max_score.span(),
+                format!(
+                    "scoring.max_score = {max} cannot be stored exactly: a {rule} period in {zone} \
+                     lasts up to {len} ({ticks} ticks of {res}), and score × {span} + time must \
+                     stay within 2^53 (the largest integer a Redis score holds exactly). \
+                     The largest max_score allowed is {largest}; lower max_score to at most \
+                     {largest}{coarser}, or use a shorter period",
+                    max = scoring.max_score,
+                    rule = schedule.period.as_str(),
+                    zone = schedule.timezone.name(),
+                    len = fmt_millis(period_ms),
+                    res = res.as_str(),
+                    span = ticks.saturating_add(1),
+                    largest = e.largest,
+                ),
+            )
+        })
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+pub(super) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = text.get(..offset).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// A duration such as `30s`, `15m`, `24h` or `7d`, greater than zero and at most 30 days.
+pub(super) fn parse_window(text: &str) -> Result<Duration, String> {
+    let how = "write a whole number followed by s, m, h or d (e.g. \"30s\", \"15m\", \"24h\", \
+               \"7d\"), between 1s and 30d";
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let unit_secs = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("{text:?} is not a duration; {how}")),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration; {how}"))?;
+    let d = n
+        .checked_mul(unit_secs)
+        .map(Duration::from_secs)
+        .unwrap_or(Duration::MAX);
+    if d.is_zero() {
+        return Err(format!(
+            "{text:?} is zero, so no retry would be recognised; {how}"
+        ));
+    }
+    if d > MAX_WINDOW {
+        return Err(format!("{text:?} is longer than 30 days; {how}"));
+    }
+    Ok(d)
+}
+
+/// A duration such as `0s`, `500ms`, `5s`, `15m`, `24h` or `180d`, within `min..=max`.
+pub(super) fn parse_duration(text: &str, min: Duration, max: Duration) -> Result<Duration, String> {
+    let how = format!(
+        "write a whole number followed by ms, s, m, h or d (e.g. \"5s\", \"15m\", \"180d\"), \
+         from {} to {}",
+        fmt_duration(min),
+        fmt_duration(max)
+    );
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let unit_ms: u64 = match unit {
+        "ms" => 1,
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return Err(format!("{text:?} is not a duration; {how}")),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration; {how}"))?;
+    let d = n
+        .checked_mul(unit_ms)
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::MAX);
+    if d < min || d > max {
+        return Err(format!("{text:?} is out of range; {how}"));
+    }
+    Ok(d)
+}
+
+/// `5s`, `10m`, `180d`: the largest whole unit.
+pub(super) fn fmt_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1000),
+    ] {
+        if ms >= size && ms.is_multiple_of(size) {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
+
+/// `"N"` or `"N-M"`.
+pub(super) fn fmt_ranks(first: u32, last: u32) -> String {
+    if first == last {
+        first.to_string()
+    } else {
+        format!("{first}-{last}")
+    }
+}
+
+/// A length such as `169 h` or `24 h 30 min`.
+pub(super) fn fmt_millis(ms: u64) -> String {
+    let (h, rest) = (ms / 3_600_000, ms % 3_600_000);
+    let (m, rest) = (rest / 60_000, rest % 60_000);
+    let (s, milli) = (rest / 1000, rest % 1000);
+    let mut out = format!("{h} h");
+    if m > 0 {
+        out.push_str(&format!(" {m} min"));
+    }
+    if s > 0 || milli > 0 {
+        if milli > 0 {
+            out.push_str(&format!(" {s}.{milli:03} s"));
+        } else {
+            out.push_str(&format!(" {s} s"));
+        }
+    }
+    out
+}
