@@ -12,6 +12,7 @@
 pub mod clock;
 pub mod error;
 pub mod league;
+pub mod ranking;
 pub mod rollover;
 pub mod season;
 pub mod sim;
@@ -19,10 +20,8 @@ pub mod store;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ConfigError, Error, InputError, StoreError};
-pub use league::{
-    BatchItem, League, Placement, PlayerView, Standing, Standings, Submission, SubmitOptions,
-    TierCount,
-};
+pub use league::{League, Placement, PlayerView, TierCount};
+pub use ranking::{BatchItem, Standing, Standings, Submission, SubmitOptions};
 pub use rollover::scheduler::{Scheduler, SchedulerOptions};
 pub use rollover::{RolloverOptions, RolloverReport};
 pub use season::Season;

@@ -16,7 +16,8 @@ use serde::Serialize;
 
 use crate::clock::ManualClock;
 use crate::error::{Error, InputError};
-use crate::league::{BatchItem, League, SubmitOptions};
+use crate::league::League;
+use crate::ranking::{BatchItem, SubmitOptions};
 use crate::rollover::RolloverOptions;
 use crate::season::packing::ScoreMode;
 use crate::season::{JoinPolicy, Season};

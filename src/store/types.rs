@@ -1,6 +1,8 @@
 //! The values store operations take and give: time rules, join and update requests,
 //! their replies, pages, claims. Plain data, no I/O.
 
+use std::collections::BTreeMap;
+
 pub use crate::error::TimeRefusal;
 use crate::season::packing::ScoreMode;
 use crate::store::keys::PlayerKeys;
@@ -385,3 +387,16 @@ pub struct BlockedGrant {
 
 /// One reward to grant: `(player's keys, source, grant)`.
 pub type Grant = (PlayerKeys, String, String);
+
+/// A profile as JSON: the fields of `order` (the season's, sorted) that are set, in
+/// that order, encoded exactly as serde_json encodes a map of strings. The Redis store
+/// computes the same bytes in Lua to check `max_bytes` atomically.
+pub fn profile_json(order: &[String], fields: &BTreeMap<&str, &str>) -> String {
+    let mut map = serde_json::Map::new();
+    for name in order {
+        if let Some(v) = fields.get(name.as_str()) {
+            map.insert(name.clone(), serde_json::Value::String((*v).to_owned()));
+        }
+    }
+    serde_json::Value::Object(map).to_string()
+}

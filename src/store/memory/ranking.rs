@@ -218,7 +218,7 @@ impl RankingStore for MemoryStore {
         for (k, v) in fields {
             merged.insert(k, v);
         }
-        let json = crate::league::profile_json(order, &merged);
+        let json = crate::store::profile_json(order, &merged);
         if json.len() > max_bytes {
             return Ok(ProfileWrite::TooLarge { bytes: json.len() });
         }

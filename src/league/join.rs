@@ -1,0 +1,228 @@
+//! Joins: a player is placed in a bracket of their tier, counted by the period's
+//! counter (HINCRBY; bracket = ceil(n / size)), entered on the bracket's board and
+//! recorded in their league state. Their tier is their last outcome's next tier,
+//! with the idle policy for periods skipped.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tracing::instrument;
+
+use crate::error::{Error, InputError, StoreError};
+use crate::season::JoinPolicy;
+use crate::season::calendar::{Period, PeriodId};
+use crate::store::{Entered, JoinRequest, PlayerState, Store};
+
+use super::*;
+
+/// Where a player is placed for a period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Placement {
+    /// The player.
+    pub player: String,
+    /// The period id.
+    pub period: PeriodId,
+    /// The tier name.
+    pub tier: String,
+    /// The bracket number, from 1.
+    pub bracket: u32,
+}
+
+impl<S: Store> League<S> {
+    /// The tier a player joins in `period`: the lowest for a new player; otherwise
+    /// the next tier of their last outcome (computed on the spot if the rollover has
+    /// not reached their bracket yet), then the idle policy for each period skipped.
+    /// With `close`, an unclosed previous bracket is closed on the spot (refused with
+    /// [`InputError::StillClosing`] until its period may close by the league clock).
+    pub(crate) async fn next_tier(
+        &self,
+        player: &str,
+        state: Option<&PlayerState>,
+        period: PeriodId,
+        close: Option<DateTime<Utc>>,
+    ) -> Result<String, Error> {
+        let Some(s) = state else {
+            return Ok(self.tier_name(0));
+        };
+        let Some((index, _)) = self.season.tier(&s.tier) else {
+            // The tier was removed from the season: start again at the bottom.
+            return Ok(self.tier_name(0));
+        };
+        if s.period >= period {
+            return Ok(s.tier.clone());
+        }
+        let last = match close {
+            Some(now) => {
+                self.outcome_in(s.period, &s.tier, s.bracket, player, now)
+                    .await?
+            }
+            None => {
+                self.peek_outcome(s.period, index, &s.tier, s.bracket, player)
+                    .await?
+            }
+        };
+        let (base, skipped) = match last {
+            Some(o) => (
+                self.season.tier(&o.next_tier).map_or(index, |(i, _)| i),
+                period - s.period - 1,
+            ),
+            // Never reached the board (or its record has expired): the period counts
+            // as skipped.
+            None => (index, period - s.period),
+        };
+        Ok(self.tier_name(crate::rollover::outcome::after_skipped(
+            &self.season,
+            base,
+            skipped,
+        )))
+    }
+
+    /// Places `player` in a bracket of their tier for the period of `at` (default now).
+    /// Joining again returns the same bracket.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn join(&self, player: &str, at: Option<DateTime<Utc>>) -> Result<Placement, Error> {
+        validate_player(player)?;
+        let now = self.now().await?;
+        let at = normalize_time(at.unwrap_or(now));
+        let period = self.period_at(Some(at))?;
+        self.check_time(&period, at, now, false)?;
+        let placed = self.place(player, &period, at, now).await?;
+        Ok(Placement {
+            player: player.to_owned(),
+            period: period.id,
+            tier: placed.tier.clone(),
+            bracket: placed.bracket,
+        })
+    }
+
+    /// The error of a refused join.
+    pub(crate) fn join_error(&self, e: StoreError, period: &Period, at: DateTime<Utc>) -> Error {
+        match e {
+            StoreError::PeriodClosed => InputError::PeriodClosed { period: period.id }.into(),
+            StoreError::Time(why) => self.time_error(why, period, at),
+            other => other.into(),
+        }
+    }
+
+    pub(crate) async fn place(
+        &self,
+        player: &str,
+        period: &Period,
+        at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Arc<Placed>, Error> {
+        if let Some(hit) = self.cached(player, period.id) {
+            return Ok(hit);
+        }
+        let pkeys = self.keys.player(player);
+        let state = self.store.player_state(&pkeys).await?;
+        let tier = self
+            .next_tier(player, state.as_ref(), period.id, Some(now))
+            .await?;
+        let size = self.season.brackets.size;
+        let ttl = self.ttl_secs(period.id);
+        let mut replace_full = None;
+        // A bracket is found full only after the store lost data under running game
+        // servers (its counter restarted while its board survived); each pass moves
+        // the player past a full bracket, so a few passes always suffice.
+        for _ in 0..8 {
+            let request = JoinRequest {
+                player,
+                tier: &tier,
+                size,
+                time: self.time_check(period, at),
+                replace_full,
+                ttl_secs: ttl,
+            };
+            let joined = self
+                .store
+                .join(&self.period_keys(period.id), &request)
+                .await
+                .map_err(|e| self.join_error(e, period, at))?;
+            let placed = self.placed(period.id, &joined.tier, joined.bracket);
+            let profile = self.profile_json(&pkeys).await?;
+            let entered = self
+                .store
+                .enter(
+                    &placed.keys,
+                    player,
+                    size,
+                    profile.as_ref().map(|(v, json)| (*v, json.as_str())),
+                    ttl,
+                )
+                .await
+                .map_err(|e| self.join_error(e, period, at))?;
+            match entered {
+                Entered::Ok => {}
+                _ => {
+                    tracing::warn!(
+                        player,
+                        period = period.id,
+                        tier = %joined.tier,
+                        bracket = joined.bracket,
+                        "bracket found full (the store lost data?); placing the player anew"
+                    );
+                    replace_full = Some(joined.bracket);
+                    continue;
+                }
+            }
+            // Entering the board and recording state are idempotent, so a join that
+            // was interrupted between its steps is completed by the next join or score.
+            self.store
+                .record_state(
+                    &pkeys,
+                    &PlayerState::new(period.id, joined.tier.clone(), joined.bracket),
+                    self.player_ttl_secs(period, now),
+                    // Rewards of periods closed longer ago than the retention can never
+                    // be granted again: their claimed entries (and old claim answers)
+                    // go.
+                    period
+                        .id
+                        .saturating_sub(u64::from(self.season.retention.periods) + 1),
+                )
+                .await?;
+            return Ok(self.remember(player, period.id, &joined.tier, joined.bracket));
+        }
+        Err(StoreError::Protocol(format!(
+            "could not place {player:?} in period {}: every bracket tried was full; the \
+             join counters disagree with the boards",
+            period.id
+        ))
+        .into())
+    }
+
+    /// Where `player` is in the period, placing them if the season joins on first score.
+    pub(crate) async fn placement_for_update(
+        &self,
+        player: &str,
+        period: &Period,
+        at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Arc<Placed>, Error> {
+        if let Some(hit) = self.cached(player, period.id) {
+            return Ok(hit);
+        }
+        if let Some((tier, bracket)) = self
+            .store
+            .placement(&self.period_keys(period.id), player)
+            .await?
+        {
+            return Ok(self.remember(player, period.id, &tier, bracket));
+        }
+        match self.season.brackets.join {
+            JoinPolicy::OnFirstScore => {
+                // A first score is a join: it must pass the join's time rules even when
+                // it carries a request id.
+                self.check_time(period, at, now, false)?;
+                self.place(player, period, at, now).await
+            }
+            JoinPolicy::Explicit => Err(InputError::NotJoined {
+                player: player.to_owned(),
+                period: period.id,
+            }
+            .into()),
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Ranking: time-tiebroken boards. Score updates with their idempotency records,
+//! standings and around-me reads, cached profiles.
+//!
+//! The board's order and exact scores come from [`crate::season::packing`]; this
+//! module checks input and drives the [`crate::store::RankingStore`] operations. It
+//! never builds a key itself (keys come from the league's placements) and never
+//! closes anything.
+
+mod profile;
+mod standings;
+mod submit;
+
+use chrono::{DateTime, Utc};
+
+use crate::season::calendar::PeriodId;
+use serde::Serialize;
+
+/// Largest page a standings read returns.
+pub const MAX_PAGE: u64 = 1000;
+/// The answer to a score update.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Submission {
+    /// The player.
+    pub player: String,
+    /// The period the update's time fell in.
+    pub period: PeriodId,
+    /// The player's tier.
+    pub tier: String,
+    /// The player's bracket.
+    pub bracket: u32,
+    /// The score after the update (for a repeated request id: after the first one).
+    pub score: u64,
+    /// 1-based rank after the update (for a repeated request id: the first answer's).
+    pub rank: u64,
+    /// False when the request id had been seen: nothing changed.
+    pub applied: bool,
+}
+
+/// One row of standings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Standing {
+    /// 1-based rank.
+    pub rank: u64,
+    /// The player.
+    pub player: String,
+    /// The exact score.
+    pub score: u64,
+    /// The cached profile fields (an empty object when none are set).
+    pub profile: serde_json::Value,
+}
+
+/// A page of one bracket's standings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Standings {
+    /// The period.
+    pub period: PeriodId,
+    /// The tier.
+    pub tier: String,
+    /// The bracket.
+    pub bracket: u32,
+    /// Players in the bracket.
+    pub players: u64,
+    /// The requested entries, best first.
+    pub entries: Vec<Standing>,
+}
+
+/// Options of [`League::submit`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SubmitOptions {
+    /// Makes the update idempotent within the season's window. Retries must send the
+    /// same id *and* the same `at`: the id is remembered in the bracket of `at`'s period.
+    pub request_id: Option<String>,
+    /// The event's time; defaults to the clock's now.
+    pub at: Option<DateTime<Utc>>,
+}
+
+impl SubmitOptions {
+    /// Sets the request id.
+    pub fn request_id(mut self, id: impl Into<String>) -> Self {
+        self.request_id = Some(id.into());
+        self
+    }
+
+    /// Sets the event time.
+    pub fn at(mut self, at: DateTime<Utc>) -> Self {
+        self.at = Some(at);
+        self
+    }
+}
+
+/// One entry of [`League::submit_many`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BatchItem {
+    /// The player.
+    pub player: String,
+    /// The value.
+    pub value: i64,
+    /// Options.
+    pub options: SubmitOptions,
+}
+
+impl BatchItem {
+    /// An item with default options.
+    pub fn new(player: impl Into<String>, value: i64) -> Self {
+        Self {
+            player: player.into(),
+            value,
+            options: SubmitOptions::default(),
+        }
+    }
+
+    /// With these options.
+    pub fn with_options(mut self, options: SubmitOptions) -> Self {
+        self.options = options;
+        self
+    }
+}

@@ -1,0 +1,115 @@
+//! Player profiles: set atomically with the size check on the player's records, and
+//! cached beside the board of their current bracket with a version.
+
+use std::collections::BTreeMap;
+
+use tracing::instrument;
+
+use crate::error::{Error, InputError, StoreError};
+use crate::store::keys::PlayerKeys;
+use crate::store::{ProfileWrite, Store};
+
+use crate::league::*;
+
+impl<S: Store> League<S> {
+    /// Sets profile fields of a player (only the season's fields, within max_bytes),
+    /// and refreshes the copy cached in their current bracket.
+    ///
+    /// The merge, the size check and the write are one atomic step on the player's
+    /// records, so concurrent edits cannot together exceed `max_bytes`; the cached copy
+    /// carries the profile's version, so concurrent edits settle on the newest.
+    #[instrument(skip(self, fields), err(level = "debug"))]
+    pub async fn set_profile(
+        &self,
+        player: &str,
+        fields: &[(String, String)],
+    ) -> Result<BTreeMap<String, String>, Error> {
+        validate_player(player)?;
+        let allowed = &self.season.profiles.fields;
+        for (name, _) in fields {
+            if !allowed.iter().any(|f| f == name) {
+                return Err(InputError::UnknownProfileField {
+                    field: truncate(name),
+                    known: allowed.join(", "),
+                }
+                .into());
+            }
+        }
+        let max = self.season.profiles.max_bytes;
+        // A value alone can show the profile is too large before anything is written.
+        let alone: BTreeMap<&str, &str> = fields
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let least = crate::store::profile_json(&self.profile_order, &alone).len();
+        if least > max {
+            return Err(InputError::ProfileTooLarge { bytes: least, max }.into());
+        }
+        let now = self.now().await?;
+        let period = self.period_at(Some(now)).ok();
+        let ttl = match &period {
+            Some(p) => self.player_ttl_secs(p, now),
+            None => self.season.retention.player_ttl.as_secs().max(1),
+        };
+        let pkeys = self.keys.player(player);
+        let written = self
+            .store
+            .set_profile(&pkeys, fields, &self.profile_order, max, ttl)
+            .await?;
+        let (version, json) = match written {
+            ProfileWrite::Written { version, json } => (version, json),
+            ProfileWrite::TooLarge { bytes } => {
+                return Err(InputError::ProfileTooLarge { bytes, max }.into());
+            }
+        };
+        if let Some(period) = period
+            && let Some((tier, bracket)) = self
+                .store
+                .placement(&self.period_keys(period.id), player)
+                .await?
+        {
+            let placed = self.placed(period.id, &tier, bracket);
+            self.store
+                .cache_profile(&placed.keys, player, version, &json)
+                .await?;
+        }
+        let merged: BTreeMap<String, String> = serde_json::from_str(&json)
+            .map_err(|e| StoreError::Protocol(format!("profile {json:?} is not JSON: {e}")))?;
+        Ok(merged)
+    }
+
+    /// The player's profile fields.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn profile(&self, player: &str) -> Result<BTreeMap<String, String>, Error> {
+        validate_player(player)?;
+        Ok(self
+            .store
+            .profile(&self.keys.player(player))
+            .await?
+            .0
+            .into_iter()
+            .collect())
+    }
+
+    /// The player's profile as cached beside a board: `(version, JSON)`.
+    pub(crate) async fn profile_json(
+        &self,
+        pkeys: &PlayerKeys,
+    ) -> Result<Option<(u64, String)>, Error> {
+        if self.season.profiles.fields.is_empty() {
+            return Ok(None);
+        }
+        let (fields, version) = self.store.profile(pkeys).await?;
+        if fields.is_empty() {
+            return Ok(None);
+        }
+        let map: BTreeMap<&str, &str> = fields
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        Ok(Some((
+            version,
+            crate::store::profile_json(&self.profile_order, &map),
+        )))
+    }
+}

@@ -1,0 +1,121 @@
+//! Reading boards: a page of a bracket's standings and the window around a player,
+//! each with the cached profiles, in one round trip.
+
+use tracing::instrument;
+
+use crate::error::{Error, InputError};
+use crate::season::calendar::PeriodId;
+use crate::store::{RawEntry, Store};
+
+use super::*;
+use crate::league::*;
+
+impl<S: Store> League<S> {
+    pub(crate) fn standing(&self, offset: u64, i: usize, e: RawEntry) -> Standing {
+        let (score, _) = self.season.packing.unpack(e.packed);
+        let profile = e
+            .profile
+            .and_then(|p| serde_json::from_str(&p).ok())
+            .unwrap_or_else(|| serde_json::Value::Object(Default::default()));
+        Standing {
+            rank: offset + i as u64 + 1,
+            player: e.player,
+            score,
+            profile,
+        }
+    }
+
+    /// A page of a bracket's standings (best first) with cached profiles, in one
+    /// round trip. `period` defaults to the current one.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn standings(
+        &self,
+        tier: &str,
+        bracket: u32,
+        period: Option<PeriodId>,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Standings, Error> {
+        self.check_tier(tier)?;
+        if bracket == 0 {
+            return Err(InputError::BadBracket { bracket }.into());
+        }
+        if limit == 0 || limit > MAX_PAGE {
+            return Err(InputError::BadLimit {
+                limit,
+                max: MAX_PAGE,
+            }
+            .into());
+        }
+        let period = self.resolve_period(period).await?;
+        let page = self
+            .store
+            .standings(&self.keys.bracket(period.id, tier, bracket), offset, limit)
+            .await?;
+        let offset = page.offset;
+        Ok(Standings {
+            period: period.id,
+            tier: tier.to_owned(),
+            bracket,
+            players: page.total,
+            entries: page
+                .entries
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| self.standing(offset, i, e))
+                .collect(),
+        })
+    }
+
+    /// The entries around `player` in their bracket: up to `radius` above and below.
+    /// `None` if the player is not placed in the period.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn around(
+        &self,
+        player: &str,
+        radius: u64,
+        period: Option<PeriodId>,
+    ) -> Result<Option<Standings>, Error> {
+        validate_player(player)?;
+        if radius > MAX_PAGE / 2 {
+            return Err(InputError::BadLimit {
+                limit: radius,
+                max: MAX_PAGE / 2,
+            }
+            .into());
+        }
+        let period = self.resolve_period(period).await?;
+        let Some((tier, bracket)) = self
+            .store
+            .placement(&self.keys.period(period.id), player)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let Some(page) = self
+            .store
+            .around(
+                &self.keys.bracket(period.id, &tier, bracket),
+                player,
+                radius,
+                radius,
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let offset = page.offset;
+        Ok(Some(Standings {
+            period: period.id,
+            tier,
+            bracket,
+            players: page.total,
+            entries: page
+                .entries
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| self.standing(offset, i, e))
+                .collect(),
+        }))
+    }
+}

@@ -1,0 +1,303 @@
+//! Score updates: checks before anything is written, the placement (one round trip
+//! less once cached), the store's atomic update with its idempotency record, and
+//! honest per-item answers for batches.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use tracing::instrument;
+
+use crate::error::{Error, InputError, StoreError};
+use crate::season::calendar::Period;
+use crate::store::keys::BracketKeys;
+use crate::store::{Store, Update, UpdateReply, UpdateStatus};
+
+use super::*;
+use crate::league::*;
+
+impl<S: Store> League<S> {
+    fn update<'a>(
+        &self,
+        player: &'a str,
+        value: i64,
+        item: &Prepared,
+        request_id: Option<&str>,
+        bkeys: &BracketKeys,
+    ) -> Update<'a> {
+        let window = self.season.scoring.idempotency_window.as_secs().max(1);
+        Update {
+            player,
+            mode: self.season.scoring.mode,
+            value,
+            tick: item.tick,
+            max_score: self.season.packing.max_score(),
+            span: self.season.packing.span(),
+            request: request_id.map(|id| (bkeys.request(player, id), window)),
+            time: self.time_check(&item.period, item.at),
+        }
+    }
+
+    fn submission(
+        &self,
+        player: &str,
+        item: &Prepared,
+        placed: &Placed,
+        reply: UpdateReply,
+        value: i64,
+    ) -> Result<Submission, Error> {
+        let period = item.period.id;
+        let applied = match reply.status {
+            UpdateStatus::Applied => true,
+            UpdateStatus::Duplicate => false,
+            UpdateStatus::Closed => return Err(InputError::PeriodClosed { period }.into()),
+            UpdateStatus::Refused(why) => return Err(self.time_error(why, &item.period, item.at)),
+            UpdateStatus::NotPlaced => {
+                return Err(StoreError::Protocol(format!(
+                    "{player:?} is still not on the board of {} after being placed again",
+                    placed.keys.base
+                ))
+                .into());
+            }
+            UpdateStatus::OutOfRange { current } => {
+                let (cur, _) = self.season.packing.unpack(current);
+                let result = match self.season.scoring.mode {
+                    crate::season::packing::ScoreMode::Increment => cur as i128 + value as i128,
+                    _ => value as i128,
+                };
+                return Err(InputError::Score(
+                    crate::season::packing::ScoreRangeError::OutOfRange {
+                        current: cur,
+                        value,
+                        result,
+                        max: self.season.packing.max_score(),
+                    },
+                )
+                .into());
+            }
+        };
+        let (score, _) = self.season.packing.unpack(reply.packed);
+        Ok(Submission {
+            player: player.to_owned(),
+            period,
+            tier: placed.tier.clone(),
+            bracket: placed.bracket,
+            score,
+            rank: reply.rank + 1,
+            applied,
+        })
+    }
+
+    /// Checks what can be checked before any write: ids, value range, time.
+    fn precheck(
+        &self,
+        player: &str,
+        value: i64,
+        options: &SubmitOptions,
+        now: DateTime<Utc>,
+    ) -> Result<Prepared, Error> {
+        validate_player(player)?;
+        if let Some(id) = &options.request_id {
+            validate_request_id(id)?;
+        }
+        let max = self.season.packing.max_score();
+        let mode = self.season.scoring.mode;
+        // Values that can never be valid are refused before the player is placed, so
+        // such an update does not even create a placement.
+        let hopeless = match mode {
+            crate::season::packing::ScoreMode::Increment => value.unsigned_abs() > max,
+            _ => value < 0 || value as u64 > max,
+        };
+        if hopeless {
+            return Err(
+                InputError::Score(crate::season::packing::ScoreRangeError::OutOfRange {
+                    current: 0,
+                    value,
+                    result: value as i128,
+                    max,
+                })
+                .into(),
+            );
+        }
+        let at = normalize_time(options.at.unwrap_or(now));
+        let period = self.period_at(Some(at))?;
+        // An update with a request id may be the retry of one that was applied: the
+        // store answers it from its idempotency record even once the period closed.
+        self.check_time(&period, at, now, options.request_id.is_some())?;
+        let tick = self.tick(&period, at)?;
+        Ok(Prepared { period, tick, at })
+    }
+
+    /// Submits a score value for `player` (a delta, a best or a new value by the
+    /// season's mode). Refused updates write nothing.
+    ///
+    /// When the store fails after the update may have been applied, the error is
+    /// [`StoreError::Unknown`]: resend only an update that carries a request id.
+    #[instrument(skip(self, options), fields(request_id = options.request_id.as_deref()), err(level = "debug"))]
+    pub async fn submit(
+        &self,
+        player: &str,
+        value: i64,
+        options: SubmitOptions,
+    ) -> Result<Submission, Error> {
+        let now = self.now().await?;
+        let item = self.precheck(player, value, &options, now)?;
+        let request_id = options.request_id.as_deref();
+        let mut placed = self
+            .placement_for_update(player, &item.period, item.at, now)
+            .await?;
+        let mut reply = self
+            .store
+            .update(
+                &placed.keys,
+                &self.update(player, value, &item, request_id, &placed.keys),
+            )
+            .await?;
+        if reply.status == UpdateStatus::NotPlaced {
+            // The placement this process remembered (or the store had) is not on the
+            // board: the store lost data. Place the player again, once.
+            placed = self.replace(player, &item, now).await?;
+            reply = self
+                .store
+                .update(
+                    &placed.keys,
+                    &self.update(player, value, &item, request_id, &placed.keys),
+                )
+                .await?;
+        }
+        self.submission(player, &item, &placed, reply, value)
+    }
+
+    /// Forgets the player's placement and places them again (after an update found
+    /// them missing from the board they were placed on).
+    async fn replace(
+        &self,
+        player: &str,
+        item: &Prepared,
+        now: DateTime<Utc>,
+    ) -> Result<Arc<Placed>, Error> {
+        self.forget(player);
+        tracing::warn!(
+            player,
+            period = item.period.id,
+            "player missing from their board (the store lost data?); placing them again"
+        );
+        self.check_time(&item.period, item.at, now, false)?;
+        self.place(player, &item.period, item.at, now).await
+    }
+
+    /// Submits many updates; the updates themselves go to the store in one pipelined
+    /// round trip (placements of players not seen before cost their own round trips).
+    ///
+    /// Every item gets exactly one result, in order: applied (or a duplicate),
+    /// refused with the reason, or [`StoreError::Unknown`] when the store failed after
+    /// the item may have been applied. Resend only unknown items with a request id.
+    #[instrument(skip(self, items), fields(items = items.len()))]
+    pub async fn submit_many(&self, items: &[BatchItem]) -> Vec<Result<Submission, Error>> {
+        let now = match self.now().await {
+            Ok(now) => now,
+            // Without the league clock nothing can be decided (or was written).
+            Err(e) => return items.iter().map(|_| Err(copy_error(&e))).collect(),
+        };
+        let mut results: Vec<Option<Result<Submission, Error>>> = Vec::with_capacity(items.len());
+        let mut pending = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let prepared = match self.precheck(&item.player, item.value, &item.options, now) {
+                Ok(p) => self
+                    .placement_for_update(&item.player, &p.period, p.at, now)
+                    .await
+                    .map(|placed| (p, placed)),
+                Err(e) => Err(e),
+            };
+            match prepared {
+                Ok(p) => {
+                    results.push(None);
+                    pending.push((i, p));
+                }
+                Err(e) => results.push(Some(Err(e))),
+            }
+        }
+        let batch: Vec<(&BracketKeys, Update<'_>)> = pending
+            .iter()
+            .map(|(i, (prepared, placed))| {
+                let item = &items[*i];
+                let update = self.update(
+                    &item.player,
+                    item.value,
+                    prepared,
+                    item.options.request_id.as_deref(),
+                    &placed.keys,
+                );
+                (&placed.keys, update)
+            })
+            .collect();
+        let replies = match self.store.update_many(&batch).await {
+            Ok(r) if r.len() == pending.len() => r.into_iter().map(Ok).collect::<Vec<_>>(),
+            Ok(r) => {
+                let e = StoreError::Protocol(format!(
+                    "{} replies to {} updates",
+                    r.len(),
+                    pending.len()
+                ));
+                pending.iter().map(|_| Err(e.clone())).collect()
+            }
+            Err(e) => pending.iter().map(|_| Err(e.clone())).collect(),
+        };
+        drop(batch);
+        for ((i, (prepared, placed)), reply) in pending.into_iter().zip(replies) {
+            let item = &items[i];
+            let result = match reply {
+                Err(e) => Err(e.into()),
+                Ok(reply) if reply.status == UpdateStatus::NotPlaced => {
+                    self.submit_again(item, &prepared, now).await
+                }
+                Ok(reply) => self.submission(&item.player, &prepared, &placed, reply, item.value),
+            };
+            results[i] = Some(result);
+        }
+        results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(
+                    || Err(InputError::Other("internal: missing result".into()).into()),
+                )
+            })
+            .collect()
+    }
+
+    /// One batch item whose player was missing from their board: placed again and
+    /// sent on its own.
+    async fn submit_again(
+        &self,
+        item: &BatchItem,
+        prepared: &Prepared,
+        now: DateTime<Utc>,
+    ) -> Result<Submission, Error> {
+        let placed = self.replace(&item.player, prepared, now).await?;
+        let update = self.update(
+            &item.player,
+            item.value,
+            prepared,
+            item.options.request_id.as_deref(),
+            &placed.keys,
+        );
+        let reply = self.store.update(&placed.keys, &update).await?;
+        self.submission(&item.player, prepared, &placed, reply, item.value)
+    }
+}
+
+/// A batch item that passed the checks: its period, tick and (normalized) time.
+#[derive(Debug, Clone)]
+struct Prepared {
+    period: Period,
+    tick: u64,
+    at: DateTime<Utc>,
+}
+
+/// The same error again, for each item of a batch that one failure answered.
+fn copy_error(e: &Error) -> Error {
+    match e {
+        Error::Store(s) => Error::Store(s.clone()),
+        Error::Input(i) => Error::Input(i.clone()),
+        other => Error::Input(InputError::Other(other.to_string())),
+    }
+}

@@ -1,0 +1,273 @@
+//! Closing brackets and periods: a lease, freeze-and-read in one step, the outcomes
+//! recorded once, grants (a failed one blocked, not the bracket), the bracket marked
+//! done; and the on-the-spot close of one bracket when a returning player needs it.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tracing::instrument;
+
+use crate::error::{Error, InputError, StoreError, TimeRefusal};
+use crate::league::League;
+use crate::season::calendar::{Period, PeriodId};
+use crate::store::keys::BracketKeys;
+use crate::store::{BlockedGrant, BracketClaim, CloseCheck, Store};
+use outcome::{Outcome, Tally};
+
+use super::*;
+
+/// How long a bracket lease lasts; closing a bracket takes milliseconds, so a holder
+/// that keeps it this long has died or stalled and another process takes over.
+const LEASE: Duration = Duration::from_secs(15);
+
+pub(crate) fn owner_id() -> String {
+    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    format!("{}-{}", std::process::id(), nanos)
+}
+
+impl<S: Store> League<S> {
+    /// The time rule of closing `period`.
+    pub(crate) fn close_check(&self, period: PeriodId) -> Result<CloseCheck, Error> {
+        let period = self.period(period)?;
+        Ok(CloseCheck {
+            now: self.now_arg(),
+            closes_ms: self.closes_at(&period).timestamp_millis(),
+        })
+    }
+
+    /// Closes one period (all its brackets). Idempotent. Refused with
+    /// [`StoreError::Time`] (nothing written) if the period may not close yet by the
+    /// store's clock.
+    #[instrument(skip(self, owner), fields(period = period.id), err(level = "debug"))]
+    pub(crate) async fn close_period(
+        &self,
+        period: &Period,
+        owner: &str,
+    ) -> Result<PeriodReport, Error> {
+        let pkeys = self.keys().period(period.id);
+        let check = self.close_check(period.id)?;
+        let (summary, joins) = self.store().begin_close(&pkeys, check).await?;
+        if let Some(summary) = summary {
+            return self.report_from_summary(period.id, &summary);
+        }
+        let mut brackets = self.brackets_of(&joins);
+        // Start each process at a different bracket so concurrent runs spread out.
+        if !brackets.is_empty() {
+            let shift = owner
+                .bytes()
+                .fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+            let len = brackets.len();
+            brackets.rotate_left(shift % len);
+        }
+        let mut report = PeriodReport::empty(period.id);
+        let mut busy = Vec::new();
+        for (i, tier, b) in brackets {
+            match self.close_bracket(period.id, i, &tier, b, owner).await? {
+                Some(t) => report.add(&tier, &t),
+                None => busy.push((i, tier, b)),
+            }
+        }
+        // Brackets another process is closing: wait for them (or for their lease to
+        // lapse, when this process takes over).
+        let mut delay = Duration::from_millis(20);
+        while !busy.is_empty() {
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_millis(500));
+            let mut still = Vec::new();
+            for (i, tier, b) in busy {
+                match self.close_bracket(period.id, i, &tier, b, owner).await? {
+                    Some(t) => report.add(&tier, &t),
+                    None => still.push((i, tier, b)),
+                }
+            }
+            busy = still;
+        }
+        let summary = serde_json::to_string(&StoredSummary::from_report(&report))
+            .map_err(|e| StoreError::Protocol(format!("cannot encode summary: {e}")))?;
+        self.store()
+            .finish_period(&pkeys, &summary, self.ttl_secs(period.id))
+            .await?;
+        Ok(report)
+    }
+
+    /// Closes one bracket unless another process holds it (`None`). Idempotent.
+    pub(crate) async fn close_bracket(
+        &self,
+        period: PeriodId,
+        tier_index: usize,
+        tier: &str,
+        bracket: u32,
+        owner: &str,
+    ) -> Result<Option<Tally>, Error> {
+        let bk = self.keys().bracket(period, tier, bracket);
+        let lease = u64::try_from(LEASE.as_millis()).unwrap_or(u64::MAX);
+        let check = self.close_check(period)?;
+        match self.store().claim_bracket(&bk, owner, lease, check).await? {
+            BracketClaim::Done(summary) => return Ok(Some(tally_from_string(&summary)?)),
+            BracketClaim::Busy => return Ok(None),
+            BracketClaim::Mine => {}
+        }
+        let board = self.store().freeze(&bk, check).await?;
+        let outcomes = outcome::bracket_outcomes(self.season(), tier_index, &board);
+        let encoded: Vec<(String, String)> = outcomes
+            .iter()
+            .map(|o| (o.player.clone(), outcome::encode(o)))
+            .collect();
+        let ttl = self.ttl_secs(period);
+        self.store().record_outcomes(&bk, &encoded, ttl).await?;
+        let source = format!("{period}/{tier}/{bracket}");
+        let grants: Vec<_> = outcomes
+            .iter()
+            .filter_map(|o| {
+                o.reward
+                    .as_ref()
+                    .map(|g| (self.keys().player(&o.player), source.clone(), g.clone()))
+            })
+            .collect();
+        let ttl = self.season().retention.player_ttl.as_secs().max(1);
+        let results = self.store().grant(&grants, ttl).await?;
+        // A grant that fails blocks only itself: it is recorded (before the bracket is
+        // marked done, so a crash in between repeats it) and every rollover retries it.
+        let blocked: Vec<BlockedGrant> = outcomes
+            .iter()
+            .filter(|o| o.reward.is_some())
+            .zip(results)
+            .filter_map(|(o, r)| {
+                r.err().map(|e| BlockedGrant {
+                    player: o.player.clone(),
+                    source: source.clone(),
+                    grant: o.reward.clone().unwrap_or_default(),
+                    error: e.to_string(),
+                })
+            })
+            .collect();
+        if !blocked.is_empty() {
+            for b in &blocked {
+                tracing::error!(
+                    player = %b.player,
+                    source = %b.source,
+                    error = %b.error,
+                    "cannot grant a reward; the rest of the bracket closes, and every rollover retries it"
+                );
+            }
+            self.store()
+                .block_grants(&self.keys().season(), &blocked)
+                .await?;
+        }
+        let mut tally = Tally::default();
+        for o in &outcomes {
+            tally.add(o);
+        }
+        self.store()
+            .finish_bracket(&bk, &tally_to_string(&tally))
+            .await?;
+        Ok(Some(tally))
+    }
+
+    /// The player's outcome in a bracket, closing that bracket on the spot if its
+    /// period has ended but the rollover has not reached it yet.
+    pub(crate) async fn outcome_in(
+        &self,
+        period: PeriodId,
+        tier: &str,
+        bracket: u32,
+        player: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Outcome>, Error> {
+        let placed = self.placed(period, tier, bracket);
+        let bk = &placed.keys;
+        if let Some(s) = self.store().outcome(bk, player).await? {
+            return Ok(outcome::decode(player, &s));
+        }
+        let Some((tier_index, _)) = self.season().tier(tier) else {
+            return Ok(None);
+        };
+        // A period the season has closed but with no outcome for this player: its
+        // records have expired (retention) or the player never reached the board.
+        // Closing it again would only recreate expired keys.
+        if self.store().closed_through(&self.keys().season()).await? >= period {
+            return Ok(None);
+        }
+        // Nothing closes before its time by the league clock: until then the player
+        // cannot be placed in a later period (their tier depends on this outcome).
+        let old = self.period(period)?;
+        let closes = self.closes_at(&old);
+        let still_closing = |wait_ms: u64| -> Error {
+            InputError::StillClosing {
+                player: player.to_owned(),
+                period,
+                closes,
+                retry_after_ms: wait_ms.max(1),
+            }
+            .into()
+        };
+        if now < closes {
+            return Err(still_closing(
+                u64::try_from((closes - now).num_milliseconds()).unwrap_or(0),
+            ));
+        }
+        let not_yet = |e: Error| match e {
+            Error::Store(StoreError::Time(TimeRefusal::NotYet { wait_ms })) => {
+                still_closing(wait_ms)
+            }
+            other => other,
+        };
+        // Stop new joins into the period first, so the bracket cannot grow after its
+        // outcome is computed; then close it exactly as the rollover would.
+        let check = self.close_check(period)?;
+        self.store()
+            .begin_close(&self.keys().period(period), check)
+            .await
+            .map_err(|e| not_yet(e.into()))?;
+        let owner = owner_id();
+        let mut delay = Duration::from_millis(10);
+        while self
+            .close_bracket(period, tier_index, tier, bracket, &owner)
+            .await
+            .map_err(not_yet)?
+            .is_none()
+        {
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_millis(500));
+        }
+        Ok(self
+            .store()
+            .outcome(bk, player)
+            .await?
+            .and_then(|s| outcome::decode(player, &s)))
+    }
+
+    /// The player's outcome in a bracket without writing anything: the recorded one,
+    /// or the one the bracket's current board would give.
+    pub(crate) async fn peek_outcome(
+        &self,
+        period: PeriodId,
+        tier_index: usize,
+        tier: &str,
+        bracket: u32,
+        player: &str,
+    ) -> Result<Option<Outcome>, Error> {
+        let bk = self.keys().bracket(period, tier, bracket);
+        if let Some(s) = self.store().outcome(&bk, player).await? {
+            return Ok(outcome::decode(player, &s));
+        }
+        let board = self.full_board(&bk).await?;
+        Ok(outcome::bracket_outcomes(self.season(), tier_index, &board)
+            .into_iter()
+            .find(|o| o.player == player))
+    }
+
+    pub(crate) async fn full_board(&self, bk: &BracketKeys) -> Result<Vec<(String, u64)>, Error> {
+        let mut board = Vec::new();
+        let mut offset = 0;
+        loop {
+            let page = self.store().standings(bk, offset, 1000).await?;
+            let n = page.entries.len() as u64;
+            board.extend(page.entries.into_iter().map(|e| (e.player, e.packed)));
+            offset += n;
+            if n == 0 || offset >= page.total {
+                return Ok(board);
+            }
+        }
+    }
+}

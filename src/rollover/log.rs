@@ -1,0 +1,190 @@
+//! The record of closed periods: a player's last outcome, and a period's outcome log
+//! read from a cursor (`leaguekit export`), resumable without loss or repeat.
+
+use serde::Serialize;
+use tracing::instrument;
+
+use crate::error::{Error, InputError};
+use crate::league::League;
+use crate::season::calendar::PeriodId;
+use crate::store::Store;
+use outcome::Outcome;
+
+use super::*;
+
+/// One player's last closed period, for [`League::last_outcome`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct LastOutcome {
+    /// The period.
+    pub period: PeriodId,
+    /// The tier played.
+    pub tier: String,
+    /// The bracket played.
+    pub bracket: u32,
+    /// Final rank.
+    pub rank: u64,
+    /// Final score.
+    pub score: u64,
+    /// Promoted, stayed or demoted.
+    pub outcome: outcome::Movement,
+    /// The tier after the period.
+    pub next_tier: String,
+    /// The reward, if any.
+    pub reward: Option<String>,
+}
+
+/// One line of a period's outcome log ([`League::outcomes`], `leaguekit export`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct OutcomeRecord {
+    /// The period.
+    pub period: PeriodId,
+    /// The tier.
+    pub tier: String,
+    /// The bracket.
+    pub bracket: u32,
+    /// Final rank.
+    pub rank: u64,
+    /// The player.
+    pub player: String,
+    /// Final score.
+    pub score: u64,
+    /// Promoted, stayed or demoted.
+    pub outcome: outcome::Movement,
+    /// The tier after the period.
+    pub next_tier: String,
+    /// The reward, if any.
+    pub reward: Option<String>,
+    /// Where to resume reading after this record.
+    pub cursor: String,
+}
+
+impl<S: Store> League<S> {
+    /// The player's most recent closed period, if any.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn last_outcome(&self, player: &str) -> Result<Option<LastOutcome>, Error> {
+        crate::league::validate_player(player)?;
+        let Some(state) = self
+            .store()
+            .player_state(&self.keys().player(player))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let now = self.now().await?;
+        let current = self.period_at(Some(now)).map(|p| p.id).unwrap_or(0);
+        let candidates = [
+            Some((state.period, state.tier.clone(), state.bracket)),
+            state.previous.clone(),
+        ];
+        for (period, tier, bracket) in candidates.into_iter().flatten() {
+            if period >= current {
+                continue;
+            }
+            let bk = self.keys().bracket(period, &tier, bracket);
+            if let Some(o) = self
+                .store()
+                .outcome(&bk, player)
+                .await?
+                .and_then(|s| outcome::decode(player, &s))
+            {
+                return Ok(Some(LastOutcome {
+                    period,
+                    tier,
+                    bracket,
+                    rank: o.rank,
+                    score: o.score,
+                    outcome: o.outcome,
+                    next_tier: o.next_tier,
+                    reward: o.reward,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A closed period's outcomes in a fixed order (tier from lowest, bracket, rank),
+    /// from `cursor` (exclusive; `None` for the start), at most `limit`. A consumer that
+    /// stores the cursor of the last record it handled resumes without loss or repeat.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn outcomes(
+        &self,
+        period: PeriodId,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OutcomeRecord>, Error> {
+        self.period(period)?;
+        let pkeys = self.keys().period(period);
+        // A period is closed once the season's mark passed it (an empty period is
+        // closed by the mark alone) or its summary is written.
+        let through = self.store().closed_through(&self.keys().season()).await?;
+        if through < period && self.store().period_summary(&pkeys).await?.is_none() {
+            return Err(InputError::Other(format!(
+                "period {period} is not closed yet; run `leaguekit rollover` or wait for the scheduler"
+            ))
+            .into());
+        }
+        let after = match cursor {
+            Some(c) => Some(parse_cursor(c)?),
+            None => None,
+        };
+        let joins = self.store().joined(&pkeys).await?;
+        let mut out = Vec::new();
+        for (i, tier, b) in self.brackets_of(&joins) {
+            if let Some((ci, cb, _)) = after
+                && (i, b) < (ci, cb)
+            {
+                continue;
+            }
+            let bk = self.keys().bracket(period, &tier, b);
+            let mut rows: Vec<Outcome> = self
+                .store()
+                .outcomes(&bk)
+                .await?
+                .into_iter()
+                .filter_map(|(p, s)| outcome::decode(&p, &s))
+                .collect();
+            rows.sort_by_key(|o| o.rank);
+            for o in rows {
+                if let Some((ci, cb, cr)) = after
+                    && (i, b, o.rank) <= (ci, cb, cr)
+                {
+                    continue;
+                }
+                if out.len() >= limit {
+                    return Ok(out);
+                }
+                out.push(OutcomeRecord {
+                    period,
+                    tier: tier.clone(),
+                    bracket: b,
+                    rank: o.rank,
+                    cursor: format!("{i}.{b}.{}", o.rank),
+                    player: o.player,
+                    score: o.score,
+                    outcome: o.outcome,
+                    next_tier: o.next_tier,
+                    reward: o.reward,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn parse_cursor(c: &str) -> Result<(usize, u32, u64), InputError> {
+    let bad = || {
+        InputError::Other(format!(
+            "invalid cursor {c:?}; pass a cursor from a previous record"
+        ))
+    };
+    let mut it = c.split('.');
+    let i = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+    let b = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+    let r = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+    if it.next().is_some() {
+        return Err(bad());
+    }
+    Ok((i, b, r))
+}
