@@ -31,6 +31,13 @@ pub use store::memory::MemoryStore;
 pub use store::redis::connection::{ConnectError, RedisConnection, RedisUrl, UrlError};
 pub use store::redis::{RedisOptions, RedisStore};
 
+mod compat;
+#[doc(hidden)]
+pub use compat::{
+    calendar, chart, config, connection, engine, keys, memory, outcome, redis_store, scheduler,
+    score,
+};
+
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -319,7 +319,7 @@ fn keys_of_each_script_share_one_slot() {
 
 /// Starts a single-node Redis Cluster that owns every slot. Redis then refuses any
 /// script whose declared keys span two slots (CROSSSLOT); with
-/// `scripts_touch_only_declared_keys` (in `src/redis_store.rs`), which checks that no
+/// `scripts_touch_only_declared_keys` (in `src/store/redis/scripts.rs`), which checks that no
 /// script touches a key it did not declare, every store operation that succeeds here
 /// would run unchanged on a real cluster.
 fn cluster_node() -> RedisServer {

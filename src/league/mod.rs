@@ -1,7 +1,18 @@
-//! The engine: validates input, works out periods and tiers, and drives a [`Store`].
+//! The league: [`League`], the facade a game server embeds, and what the design calls
+//! the league module: joins into 100-player brackets by the period's HINCRBY counter
+//! (`join.rs`), the league clock and its time rules (`time.rs`), and players' state
+//! and placements (`view.rs`).
 //!
-//! [`League`] is what a game server embeds. Every operation runs in a `tracing` span.
-//! The engine never writes before its input is validated, so bad input writes nothing.
+//! [`League`] validates input, works out periods and tiers, and drives a [`Store`];
+//! score updates and reads are in [`crate::ranking`], closing periods in
+//! [`crate::rollover`] (both are `impl League` blocks there). Every operation runs in
+//! a `tracing` span, and nothing is written before its input is validated, so bad
+//! input writes nothing.
+//!
+//! Owns: input checks, placement decisions (which tier, which period), the time rules.
+//! Must not: build a key string itself (keys come from [`crate::store::keys`]), talk
+//! to Redis (only through the [`Store`] traits), or compute outcomes (that is
+//! [`crate::rollover::outcome`]'s pure rule).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -34,7 +45,7 @@ const OFFSET_REFRESH: Duration = Duration::from_secs(30);
 /// # The league clock
 ///
 /// Whether a period has started, has ended or may be closed is decided by one clock
-/// that every process shares: the store's ([`Store::now`]: Redis's `TIME`, read inside
+/// that every process shares: the store's ([`LeagueStore::now`](crate::store::LeagueStore::now): Redis's `TIME`, read inside
 /// the script that decides; the embedded store's clock). A league built with
 /// [`League::new`] uses it, and stamps events that carry no time with its own clock
 /// corrected by the measured offset to the store's. A league built with

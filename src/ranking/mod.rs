@@ -67,7 +67,7 @@ pub struct Standings {
     pub entries: Vec<Standing>,
 }
 
-/// Options of [`League::submit`].
+/// Options of [`League::submit`](crate::League::submit).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubmitOptions {
@@ -92,7 +92,7 @@ impl SubmitOptions {
     }
 }
 
-/// One entry of [`League::submit_many`].
+/// One entry of [`League::submit_many`](crate::League::submit_many).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BatchItem {

@@ -1,5 +1,12 @@
 //! Period rollover: closing brackets and periods, exactly once, from any number of
-//! processes, resumable after a crash at any point.
+//! processes, resumable after a crash at any point. What the design calls the
+//! scheduler: the pure outcome rule ([`outcome`]), closing brackets and periods
+//! (`close.rs`), rewards and claims (`rewards.rs`), the outcome log (`log.rs`) and the
+//! [`scheduler`] that wakes at boundaries.
+//!
+//! Owns: when and in which order brackets close, and what is recorded for them. Must
+//! not: place players or change scores (the league and ranking modules do), or build
+//! key strings itself.
 //!
 //! Closing one bracket is a sequence of idempotent steps, each atomic on the
 //! bracket's slot:

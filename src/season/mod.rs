@@ -1,4 +1,9 @@
-//! The season file: parsing and validation of the designer's TOML.
+//! The season file: parsing and validation of the designer's TOML, its [`calendar`]
+//! of periods, and the exact score [`packing`].
+//!
+//! Pure: this module does no I/O besides [`Season::load`] reading the file it is
+//! given, keeps no state, and imports nothing from the league, ranking, rollover or
+//! store modules (they depend on it, never the reverse).
 //!
 //! `config/season.toml` is a commented example of every key. Required: `name`,
 //! `key_prefix`, `[schedule]` (`timezone`, `period`, `start`), `[scoring]` `max_score`,

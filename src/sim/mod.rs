@@ -5,6 +5,11 @@
 //! Deterministic: a seeded generator drives every draw in a fixed order, reports use
 //! ordered maps, and no wall-clock time enters a report, so one seed gives one
 //! byte-identical report on any store.
+//!
+//! Owns: the synthetic population, the run loop and the report ([`chart`] draws it).
+//! Must not: bypass the [`crate::League`] API for anything the league decides
+//! (placement, tie order, outcomes, rewards), so that what it shows is what
+//! production would do.
 
 pub mod chart;
 

@@ -33,7 +33,7 @@ pub trait LeagueStore: Send + Sync + 'static {
     /// The store's clock (Redis `TIME`; the embedded store's clock), unix milliseconds.
     fn now(&self) -> impl Future<Output = Result<i64, StoreError>> + Send;
 
-    /// Whether [`Store::now`] is free (no I/O): then the engine asks it every time
+    /// Whether [`LeagueStore::now`] is free (no I/O): then the engine asks it every time
     /// instead of estimating the offset between its own clock and the store's.
     fn now_is_free(&self) -> bool {
         false
@@ -76,7 +76,7 @@ pub trait LeagueStore: Send + Sync + 'static {
         period: &PeriodKeys,
     ) -> impl Future<Output = Result<Vec<(String, u64)>, StoreError>> + Send;
 
-    /// [`Store::joined`] of many periods, in order, in as few round trips as the store
+    /// [`LeagueStore::joined`] of many periods, in order, in as few round trips as the store
     /// allows.
     fn joined_many(
         &self,
@@ -266,7 +266,7 @@ pub trait RolloverStore: Send + Sync + 'static {
         blocked: &[BlockedGrant],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// The grants recorded by [`Store::block_grants`] and not yet unblocked.
+    /// The grants recorded by [`RolloverStore::block_grants`] and not yet unblocked.
     fn blocked_grants(
         &self,
         season: &SeasonKeys,

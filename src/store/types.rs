@@ -168,7 +168,7 @@ impl<'a> JoinRequest<'a> {
     }
 }
 
-/// What [`Store::enter`] did.
+/// What [`LeagueStore::enter`](crate::store::LeagueStore::enter) did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Entered {
@@ -300,11 +300,11 @@ impl PlayerState {
     }
 }
 
-/// What [`Store::begin_close`] finds: the period's summary if it is already closed,
+/// What [`RolloverStore::begin_close`](crate::store::RolloverStore::begin_close) finds: the period's summary if it is already closed,
 /// and its join counters `(tier, players joined)`.
 pub type ClosingPeriod = (Option<String>, Vec<(String, u64)>);
 
-/// What [`Store::set_profile`] did.
+/// What [`RankingStore::set_profile`](crate::store::RankingStore::set_profile) did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProfileWrite {
@@ -329,7 +329,7 @@ pub struct Claim<'a> {
     /// Makes the claim idempotent: a repeat returns the first answer.
     pub claim_id: Option<&'a str>,
     /// The current period, recorded with a claim answer (see
-    /// [`Store::record_state`], which trims old answers).
+    /// [`LeagueStore::record_state`](crate::store::LeagueStore::record_state), which trims old answers).
     pub period: u64,
     /// Seconds the player's reward keys live at least.
     pub ttl_secs: u64,

@@ -4,6 +4,9 @@
 //! operation runs inside one critical section, which gives it the same atomicity a
 //! Lua script has on Redis. Data is keyed by the same key strings Redis would use, so
 //! the two stores cannot disagree about which player lives where.
+//!
+//! Owns: the in-memory data and its locking. Must not: decide league rules; every
+//! behaviour here mirrors the Redis store's and is held to it by the conformance suite.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -22,7 +25,7 @@ use crate::store::{BlockedGrant, Now, PlayerState};
 /// SipHash here and still seeds each map randomly against collision attacks.
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
-/// An in-process [`Store`]. Cheap to clone; clones share data.
+/// An in-process [`Store`](crate::Store). Cheap to clone; clones share data.
 #[derive(Debug, Clone)]
 pub struct MemoryStore {
     inner: Arc<Mutex<Data>>,

@@ -1,4 +1,10 @@
-//! The Redis backend of [`Store`]: one Lua script or command per operation.
+//! The Redis backend of [`Store`](crate::Store): one Lua script or command per operation, one file
+//! per concern (`league.rs`, `ranking.rs`, `rollover.rs`) beside the `lua/` scripts they
+//! run; connecting in [`connection`], reply parsing in `reply.rs`.
+//!
+//! Owns: what is sent to Redis and when a failed command may be sent again. Must not:
+//! decide league rules (it executes the step it is asked for) or build keys other
+//! than through [`crate::store::keys`].
 //!
 //! Every operation that reads and writes runs as a Lua script from `lua/`, so it is
 //! atomic on the server; every script touches the keys of one group of
@@ -70,7 +76,7 @@ enum Retry {
     NotExecuted,
 }
 
-/// A [`Store`] on Redis: one server, or a Redis Cluster (every script touches one
+/// A [`Store`](crate::Store) on Redis: one server, or a Redis Cluster (every script touches one
 /// slot).
 ///
 /// Cheap to clone: clones share the connections. On one server that is one

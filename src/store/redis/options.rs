@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManagerConfig;
 
-/// Connection settings of a [`RedisStore`].
+/// Connection settings of a [`RedisStore`](crate::RedisStore).
 ///
 /// The defaults suit a game server talking to Redis in the same data centre. Every
 /// field is public; the `with_*` methods set one each:
@@ -51,7 +51,7 @@ pub struct RedisOptions {
     /// How long one attempt to open a connection may take (default 5 s).
     pub connection_timeout: Duration,
     /// How many times an unreachable server is tried again: by
-    /// [`RedisStore::connect`], for each node, before it reports
+    /// [`RedisStore::connect`](crate::RedisStore::connect), for each node, before it reports
     /// [`crate::store::redis::connection::ConnectError::Unreachable`], and, on one server, by the
     /// connection manager after a dropped connection before it fails the waiting
     /// commands (default 6: with the default delays, an unreachable server is reported
@@ -97,7 +97,7 @@ pub struct RedisOptions {
     /// and a reconnection, and gives up within about a second of waiting. A failover
     /// takes the cluster's `cluster-node-timeout` (15 s by default) and is better
     /// reported than waited out. Only operations that are safe to repeat use this
-    /// connection; the others go through one that never resends (see [`RedisStore`]).
+    /// connection; the others go through one that never resends (see [`RedisStore`](crate::RedisStore)).
     pub cluster_retries: u32,
     /// Redis Cluster only: the shortest wait before a resend (default 100 ms); the
     /// wait grows with each resend, up to [`RedisOptions::reconnect_max_delay`].

@@ -1,7 +1,7 @@
 //! How leaguekit reaches Redis: URLs, TLS, and the connection that commands run on.
 //!
 //! This module owns everything between a URL string and a connection that can run
-//! commands, scripts and pipelines; [`crate::redis_store`] only decides what to send
+//! commands, scripts and pipelines; [`crate::store::redis`] only decides what to send
 //! and when a failed command may be sent again.
 //!
 //! - [`RedisUrl`] parses the URL forms (`redis://`, `rediss://`, `redis+cluster://`,

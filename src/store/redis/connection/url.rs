@@ -3,6 +3,7 @@
 //! lists, so the parsing is ours; a bad URL is a [`UrlError`] that says what is wrong
 //! and never repeats the password.
 
+use super::errors::UrlError;
 use std::fmt;
 use std::net::Ipv6Addr;
 use std::path::{Path, PathBuf};
@@ -17,7 +18,7 @@ use redis::{
 };
 
 /// The URL forms, for error messages.
-const FORMS: &str = "redis://[user:password@]host[:port][/db], \
+pub(super) const FORMS: &str = "redis://[user:password@]host[:port][/db], \
      rediss://[user:password@]host[:port][/db] (TLS), \
      redis+cluster://[user:password@]host:port,host:port,... (Redis Cluster), \
      rediss+cluster://[user:password@]host:port,... (Redis Cluster over TLS), \
@@ -104,7 +105,7 @@ impl fmt::Display for NodeAddr {
 /// A parsed Redis URL: where the server or cluster is, and how to log in.
 ///
 /// ```
-/// use leaguekit::connection::{RedisUrl, Scheme};
+/// use leaguekit::store::redis::connection::{RedisUrl, Scheme};
 ///
 /// let url: RedisUrl = "rediss+cluster://app:s%40cret@10.0.0.1:7000,10.0.0.2:7000"
 ///     .parse()
@@ -562,119 +563,6 @@ pub(crate) fn parse_unix(rest: &str) -> Result<RedisUrl, UrlError> {
         return Err(UrlError::UserWithoutPassword);
     }
     Ok(url)
-}
-
-/// A Redis URL that cannot be used. The message says what is wrong and how to write
-/// it; it never contains the password.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum UrlError {
-    /// Nothing was given.
-    #[error("the Redis URL is empty; use {FORMS}")]
-    Empty,
-    /// No `scheme://` at the start.
-    #[error("the Redis URL does not start with a scheme such as redis://; use {FORMS}")]
-    MissingScheme,
-    /// A scheme leaguekit does not know.
-    #[error("unknown Redis URL scheme {scheme:?}; use {FORMS}")]
-    UnknownScheme {
-        /// The scheme as written.
-        scheme: String,
-    },
-    /// No host after the scheme (and the credentials).
-    #[error("the Redis URL has no host; use {FORMS}")]
-    MissingHost,
-    /// An empty entry in the host list (such as `a:1,,b:2`).
-    #[error("host {position} of the Redis URL is empty; separate hosts with single commas")]
-    EmptyHost {
-        /// The 1-based position of the entry.
-        position: usize,
-    },
-    /// A host that is not a host name or an IP address.
-    #[error("invalid host {host:?} in the Redis URL: {why}")]
-    BadHost {
-        /// The host as written.
-        host: String,
-        /// What is wrong with it.
-        why: &'static str,
-    },
-    /// A port that is not a number in 1..=65535.
-    #[error(
-        "invalid port {port:?} for host {host:?} in the Redis URL; use a number from 1 to 65535"
-    )]
-    BadPort {
-        /// The host the port belongs to.
-        host: String,
-        /// The port as written.
-        port: String,
-    },
-    /// Several hosts in a single-server URL.
-    #[error(
-        "a {scheme}:// URL names one server, but several hosts were given; \
-         for a Redis Cluster use {scheme}+cluster://host:port,host:port"
-    )]
-    SeveralHosts {
-        /// The single-server scheme that was used.
-        scheme: Scheme,
-    },
-    /// A database path that is not `/N`.
-    #[error("invalid database {path:?} in the Redis URL; write /N with N a number, such as /0")]
-    BadDatabase {
-        /// The path as written.
-        path: String,
-    },
-    /// A database other than 0 in a cluster URL.
-    #[error("Redis Cluster has only database 0, but the URL asks for /{db}; remove it")]
-    ClusterDatabase {
-        /// The database asked for.
-        db: i64,
-    },
-    /// `user@host`: a user name without a password.
-    #[error(
-        "the Redis URL has a user name but no password; write user:password@host \
-         (or :password@host for the default user)"
-    )]
-    UserWithoutPassword,
-    /// A `%` not followed by two hex digits.
-    #[error(
-        "the {part} in the Redis URL has a '%' that is not followed by two hex digits; write a literal % as %25"
-    )]
-    BadEscape {
-        /// Which part (`user name`, `password`, `socket path`).
-        part: &'static str,
-    },
-    /// Percent-decoding gave bytes that are not UTF-8.
-    #[error("the {part} in the Redis URL is not UTF-8 once percent-decoded")]
-    NotUtf8 {
-        /// Which part.
-        part: &'static str,
-    },
-    /// A `?name=value` parameter leaguekit does not know.
-    #[error("unknown parameter {name:?} in the Redis URL; known parameters: {known}")]
-    UnknownParameter {
-        /// The parameter's name.
-        name: String,
-        /// The parameters this form accepts.
-        known: &'static str,
-    },
-    /// A parameter with a value that cannot be used.
-    #[error("invalid value for {name:?} in the Redis URL: {why}")]
-    BadParameter {
-        /// The parameter's name.
-        name: String,
-        /// What to write instead.
-        why: &'static str,
-    },
-    /// A `#fragment`, such as redis-rs's `#insecure`.
-    #[error(
-        "the Redis URL has a #fragment; leaguekit supports none (it always verifies TLS \
-         certificates: trust a private CA with RedisOptions::with_ca_file or SSL_CERT_FILE). \
-         If the # is part of the password, write it as %23"
-    )]
-    Fragment,
-    /// A unix URL without an absolute socket path.
-    #[error("a unix:// Redis URL needs an absolute socket path, such as unix:///run/redis.sock")]
-    BadSocket,
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
     return 'full'
   end
-  -- The never-scored packed value is 0 (see src/score.rs), stored as "0".
+  -- The never-scored packed value is 0 (see src/season/packing.rs), stored as "0".
   redis.call('ZADD', KEYS[1], '0', ARGV[1])
 end
 if ARGV[4] then

@@ -2,7 +2,7 @@
 -- atomic step, so concurrent edits can never together exceed max_bytes.
 --
 -- The size is that of the profile as JSON, byte for byte what serde_json writes for
--- a map of strings (src/engine.rs `profile_json`): fields in the given order,
+-- a map of strings (src/store/types.rs `profile_json`): fields in the given order,
 -- `"` and `\` escaped, \b \f \n \r \t by name, other bytes below 0x20 as \u00xx, and
 -- everything else (DEL and UTF-8 included) as it is.
 --

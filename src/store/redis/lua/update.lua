@@ -1,7 +1,7 @@
 -- update.lua: apply one score update to a bracket board, with the idempotency
 -- check and record and the league clock's rules in the same atomic step.
 --
--- This is `Packing::apply` (src/score.rs) in Lua and must stay exactly equal to it;
+-- This is `Packing::apply` (src/season/packing.rs) in Lua and must stay exactly equal to it;
 -- the conformance suite runs the same scenarios on both stores.
 --
 -- Numbers: Lua 5.1 numbers are doubles. Every packed value is an integer at most
