@@ -30,11 +30,13 @@
 mod close;
 mod log;
 pub mod outcome;
+mod reports;
 mod rewards;
 pub mod scheduler;
 
 use close::owner_id;
 pub use log::{LastOutcome, OutcomeRecord};
+pub use reports::PeriodRecord;
 pub use rewards::RewardGrant;
 
 use std::collections::BTreeMap;
@@ -179,6 +181,7 @@ impl<S: Store> League<S> {
         at: Option<DateTime<Utc>>,
         options: RolloverOptions,
     ) -> Result<RolloverReport, Error> {
+        let _timer = crate::metrics::RolloverTimer::start();
         let now = self.now().await?;
         let at = crate::league::normalize_time(at.unwrap_or(now));
         if at > now + self.skew() && !options.dry_run {
@@ -228,6 +231,7 @@ impl<S: Store> League<S> {
                     report.empty += 1;
                     if !options.dry_run {
                         report.closed_through = period.id;
+                        crate::metrics::period_closed(false);
                     }
                     continue;
                 }
@@ -255,6 +259,7 @@ impl<S: Store> League<S> {
                     "period closed"
                 );
                 report.closed.push(closed);
+                crate::metrics::period_closed(options.dry_run);
             }
         }
         if !options.dry_run && report.closed_through > done {

@@ -83,6 +83,10 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         Some(s) => src.simulation(s)?,
         None => SimulationConfig::default(),
     };
+    let server = match &raw.server {
+        Some(s) => src.server(s)?,
+        None => ServerConfig::default(),
+    };
 
     Ok(Season {
         name,
@@ -98,6 +102,7 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         calendar,
         packing,
         simulation,
+        server,
     })
 }
 
@@ -120,6 +125,7 @@ pub(super) struct RawSeason {
     pub(super) retention: Option<RawRetention>,
     pub(super) clock: Option<RawClock>,
     pub(super) simulation: Option<RawSimulation>,
+    pub(super) server: Option<super::server::RawServer>,
 }
 
 #[derive(Deserialize)]

@@ -5,7 +5,8 @@
 //!
 //! One file per command group: `check.rs`; `play.rs` (join, submit, standings, player,
 //! profile) with `batch.rs` (submit --batch); `periods.rs` (rollover, run, rewards,
-//! claim, export); `simulate.rs`. What they share is in `common.rs`.
+//! claim, export); `simulate.rs`; `serve.rs` (the HTTP API, with the `server`
+//! feature). What they share is in `common.rs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,6 +18,8 @@ mod check;
 mod common;
 mod periods;
 mod play;
+#[cfg(feature = "server")]
+mod serve;
 mod simulate;
 
 use common::{Failure, load_season};
@@ -65,6 +68,8 @@ enum Command {
     Export(periods::ExportArgs),
     Simulate(simulate::SimulateArgs),
     Profile(play::ProfileArgs),
+    #[cfg(feature = "server")]
+    Serve(serve::ServeArgs),
 }
 
 async fn run(cli: Cli) -> Result<(), Failure> {
@@ -82,6 +87,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Claim(args) => periods::claim(&cli, season, args).await,
         Command::Export(args) => periods::export(&cli, season, args).await,
         Command::Simulate(args) => simulate::run(&cli, season, args).await,
+        #[cfg(feature = "server")]
+        Command::Serve(args) => serve::run(&cli, season, args).await,
     }
 }
 
