@@ -326,6 +326,14 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
     let season = api.ok(Method::GET, "/v1/season", None).await;
     assert_eq!(season["tiers"][0]["name"], "bronze");
     assert_eq!(season["bracket_size"].as_u64(), Some(100));
+    // Quotas as the dashboard shows them: a count, or a percentage without quotes.
+    assert_eq!(
+        (
+            &season["tiers"][0]["promote"],
+            &season["tiers"][2]["demote"]
+        ),
+        (&json!("20"), &json!("10%"))
+    );
 
     // The OpenAPI document lists every API path with its method.
     let doc = api.ok(Method::GET, "/openapi.json", None).await;

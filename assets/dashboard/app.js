@@ -50,6 +50,7 @@ async function api(path) {
 
 const fmt = new Intl.NumberFormat();
 const n = (x) => (x === null || x === undefined ? "–" : fmt.format(x));
+const plural = (x, word) => `${n(x)} ${word}${x === 1 ? "" : "s"}`;
 
 function duration(ms) {
   if (ms <= 0) return "0s";
@@ -89,7 +90,7 @@ function renderTiers() {
   const list = $("tier-list");
   const counts = new Map(state.counts.tiers.map((t) => [t.tier, t]));
   const total = state.counts.tiers.reduce((a, t) => a + t.players, 0);
-  $("tiers-total").textContent = `${n(total)} players in period ${state.counts.period}`;
+  $("tiers-total").textContent = `${plural(total, "player")} in period ${state.counts.period}`;
   list.replaceChildren();
   // The ladder from the top tier down.
   for (const tier of [...state.season.tiers].reverse()) {
@@ -113,7 +114,7 @@ function renderTiers() {
     list.append(el("li", { class: "tier", "data-tier": tier.name },
       el("div", { class: "tier-head" },
         el("span", { class: "tier-name" }, tier.name),
-        el("span", { class: "tier-count" }, `${n(c.players)} players · ${n(c.brackets)} brackets`)),
+        el("span", { class: "tier-count" }, `${plural(c.players, "player")} · ${plural(c.brackets, "bracket")}`)),
       el("div", { class: "muted small" }, rules),
       chips));
   }

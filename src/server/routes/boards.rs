@@ -174,8 +174,8 @@ pub(crate) async fn season<S: Store>(State(app): State<Arc<App<S>>>) -> Json<Sea
             .iter()
             .map(|t| TierOut {
                 name: t.name.clone(),
-                promote: t.promote.to_string(),
-                demote: t.demote.to_string(),
+                promote: quota(t.promote),
+                demote: quota(t.demote),
                 rewards: t
                     .rewards
                     .iter()
@@ -196,4 +196,9 @@ pub(crate) async fn season<S: Store>(State(app): State<Arc<App<S>>>) -> Json<Sea
         period: s.schedule.period.as_str().to_owned(),
         timezone: s.schedule.timezone.name().to_owned(),
     })
+}
+
+/// A quota as the dashboard shows it: `20` or `10%` (without the TOML quotes).
+fn quota(q: crate::season::Quota) -> String {
+    q.to_string().trim_matches('"').to_owned()
 }
