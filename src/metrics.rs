@@ -22,6 +22,11 @@
 //!
 //! Label values are bounded: tiers come from the season, `op` from the code, `route` is
 //! the route's template (`/v1/players/{player}`), never a raw path.
+//!
+//! Owns: the names, kinds and labels of the library's metrics and the helpers that
+//! record them.
+//! Must not: install a recorder (the process does), or put unbounded values (player
+//! ids) in labels.
 
 use std::time::Instant;
 

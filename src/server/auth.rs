@@ -11,6 +11,9 @@
 //! with the candidate, whatever matches, so the time taken says nothing about how much
 //! of a token was right. Tokens never reach a log: the trace layer logs method and
 //! path only, and errors never repeat a token.
+//!
+//! Owns: who may call what: tokens, roles, the cookie rule.
+//! Must not: read or write league data, or log a token.
 
 use std::sync::Arc;
 

@@ -3,6 +3,9 @@
 //! No build step and no third-party script: plain HTML, CSS and JavaScript. The page
 //! reads the same API as game servers (with a viewer token kept in a session cookie)
 //! and follows a bracket live through its server-sent events.
+//!
+//! Owns: serving the compiled-in dashboard files and their headers.
+//! Must not: compute anything: the page reads the same API as game servers.
 
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};

@@ -18,6 +18,9 @@
 //! period boundary (a returning player in the first `max_skew` of a period), not a
 //! sick service, and they must not trip alerts on 5xx. A client waits `Retry-After`
 //! and sends the same request again.
+//!
+//! Owns: mapping every error to its status and code, and the JSON error shape.
+//! Must not: decide what is an error: the library does; this only translates.
 
 use std::time::Duration;
 

@@ -15,10 +15,16 @@
 //!   longer than [`ServerOptions::request_timeout`] is answered 503 (for a write:
 //!   `unknown`, resend only with its request id);
 //! - ids are validated by the library itself, exactly as for embedded use.
+//!
+//! Owns: the router, its layers and limits, serving with graceful shutdown, and the
+//! `serve` command's set-up.
+//! Must not: hold league rules: every handler calls the library, which validates and
+//! decides.
 
 pub mod auth;
 mod dashboard;
 mod error;
+mod extract;
 mod model;
 mod openapi;
 mod prometheus;

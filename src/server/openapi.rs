@@ -1,5 +1,8 @@
 //! The OpenAPI document, generated from the handlers' annotations and the answer
 //! types (utoipa), served at `GET /openapi.json`.
+//!
+//! Owns: the OpenAPI document's list of paths and schemas.
+//! Must not: describe anything by hand that the handlers' annotations can say.
 
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};

@@ -1,5 +1,9 @@
 //! The Prometheus side of the metrics: the recorder, the request middleware and
 //! `GET /metrics`. The metric names are in [`crate::metrics`].
+//!
+//! Owns: the Prometheus recorder, the per-request metrics and `GET /metrics`.
+//! Must not: name library metrics (`crate::metrics` does) or block a scrape on a slow
+//! store.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;

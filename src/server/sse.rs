@@ -6,6 +6,9 @@
 //! and sends them when they changed. A submit through this process nudges the poller
 //! of its bracket so the change goes out at once. A poller stops when its last viewer
 //! leaves; every stream ends when the server shuts down.
+//!
+//! Owns: the live streams: one poller per watched bracket, nudges after local writes.
+//! Must not: write anything, or keep polling a bracket nobody watches.
 
 use std::collections::HashMap;
 use std::convert::Infallible;

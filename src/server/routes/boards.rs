@@ -1,4 +1,8 @@
 //! Tiers and brackets: standings (a page, or live), counts, and the season's rules.
+//!
+//! Owns: the standings, counts and season handlers.
+//! Must not: validate ids or pages itself beyond refusing a stream early (the library
+//! decides).
 
 use std::sync::Arc;
 

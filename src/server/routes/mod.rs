@@ -1,4 +1,7 @@
 //! The routes, by area.
+//!
+//! Owns: the table of routes.
+//! Must not: hold handler logic.
 
 pub(super) mod boards;
 pub(super) mod periods;

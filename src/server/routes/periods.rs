@@ -1,4 +1,7 @@
 //! Periods: the league's time, the rollover's progress and reports, and exports.
+//!
+//! Owns: the periods and export handlers.
+//! Must not: close periods (the scheduler and `rollover` do).
 
 use std::sync::Arc;
 

@@ -1,4 +1,7 @@
 //! `/v1/players/{player}/...`: joins, a player's view, profile and rewards.
+//!
+//! Owns: the player handlers: join, view, around, profile, rewards, claim.
+//! Must not: apply league rules itself.
 
 use std::sync::Arc;
 

@@ -1,4 +1,8 @@
 //! Score updates: one, or a batch.
+//!
+//! Owns: the score handlers, one and batch.
+//! Must not: retry a write: a 503 `unknown` is the client's to resend with its request
+//! id.
 
 use std::sync::Arc;
 

@@ -1,4 +1,7 @@
 //! `/healthz`.
+//!
+//! Owns: `/healthz`.
+//! Must not: need a token or wait long for the store.
 
 use std::sync::Arc;
 use std::time::Duration;
