@@ -1,5 +1,7 @@
-//! The shared conformance suite: every scenario runs on the embedded store and on a
-//! real Redis (started by `scripts/test` or by the harness), and must behave the same.
+//! The shared conformance suite: every scenario runs on the embedded store and on
+//! real Redis in each of the forms production uses: one server, a three-master Redis
+//! Cluster (where batches span slots and nodes) and a TLS server with an ACL user (all
+//! started by `scripts/test` or by the harness). Every form must behave the same.
 
 mod common;
 
@@ -67,7 +69,7 @@ fn season(prefix: &str, mode: &str, size: u32, join: &str) -> Season {
         .expect("test season is valid")
 }
 
-/// Builds a league on the store named by `$kind` and runs `$body` with it.
+/// Runs `$body` with a league on each store: memory, redis, cluster and tls.
 macro_rules! on_both {
     ($name:ident, |$league:ident, $clock:ident| $body:block) => {
         on_both!(
@@ -96,6 +98,30 @@ macro_rules! on_both {
             async fn redis() {
                 let $clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
                 let store = common::redis_store().await;
+                let prefix = common::unique_prefix(stringify!($name));
+                let $league = Arc::new(League::with_clock(
+                    season(&prefix, $mode, $size, $join),
+                    store,
+                    Arc::new($clock.clone()),
+                ));
+                $body
+            }
+            #[tokio::test]
+            async fn cluster() {
+                let $clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
+                let store = common::cluster_store().await;
+                let prefix = common::unique_prefix(stringify!($name));
+                let $league = Arc::new(League::with_clock(
+                    season(&prefix, $mode, $size, $join),
+                    store,
+                    Arc::new($clock.clone()),
+                ));
+                $body
+            }
+            #[tokio::test]
+            async fn tls() {
+                let $clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
+                let store = common::tls_store().await;
                 let prefix = common::unique_prefix(stringify!($name));
                 let $league = Arc::new(League::with_clock(
                     season(&prefix, $mode, $size, $join),
@@ -1049,6 +1075,26 @@ mod precision {
         check(League::with_clock(
             edge_season(&prefix),
             common::redis_store().await,
+            clock(),
+        ))
+        .await;
+    }
+    #[tokio::test]
+    async fn cluster() {
+        let prefix = common::unique_prefix("edge");
+        check(League::with_clock(
+            edge_season(&prefix),
+            common::cluster_store().await,
+            clock(),
+        ))
+        .await;
+    }
+    #[tokio::test]
+    async fn tls() {
+        let prefix = common::unique_prefix("edge");
+        check(League::with_clock(
+            edge_season(&prefix),
+            common::tls_store().await,
             clock(),
         ))
         .await;

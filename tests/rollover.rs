@@ -1,4 +1,5 @@
-//! Period lifecycle on both stores: closing, promotions and demotions through every
+//! Period lifecycle on every store (memory; Redis as one server, a three-master
+//! cluster, and TLS with an ACL user): closing, promotions and demotions through every
 //! tier, exactly-once rewards, catch-up, on-the-spot outcomes, the outcome log.
 
 mod common;
@@ -97,6 +98,32 @@ macro_rules! on_both {
                 let $league = Arc::new(League::with_clock(
                     season,
                     common::redis_store().await,
+                    Arc::new($clock.clone()),
+                ));
+                $body
+            }
+            #[tokio::test]
+            async fn cluster() {
+                let $clock = ManualClock::new(day(0, 1));
+                let prefix = common::unique_prefix(stringify!($name));
+                let season = Season::from_toml(&season_text(&prefix, $join, $idle), "roll.toml")
+                    .expect("season");
+                let $league = Arc::new(League::with_clock(
+                    season,
+                    common::cluster_store().await,
+                    Arc::new($clock.clone()),
+                ));
+                $body
+            }
+            #[tokio::test]
+            async fn tls() {
+                let $clock = ManualClock::new(day(0, 1));
+                let prefix = common::unique_prefix(stringify!($name));
+                let season = Season::from_toml(&season_text(&prefix, $join, $idle), "roll.toml")
+                    .expect("season");
+                let $league = Arc::new(League::with_clock(
+                    season,
+                    common::tls_store().await,
                     Arc::new($clock.clone()),
                 ));
                 $body

@@ -230,17 +230,18 @@ impl<S: Store> League<S> {
                 (&placed.keys, update)
             })
             .collect();
-        let replies = match self.store.update_many(&batch).await {
-            Ok(r) if r.len() == pending.len() => r.into_iter().map(Ok).collect::<Vec<_>>(),
-            Ok(r) => {
-                let e = StoreError::Protocol(format!(
-                    "{} replies to {} updates",
-                    r.len(),
-                    pending.len()
-                ));
-                pending.iter().map(|_| Err(e.clone())).collect()
-            }
-            Err(e) => pending.iter().map(|_| Err(e.clone())).collect(),
+        let replies = self.store.update_many(&batch).await;
+        // A store owes one reply per update; anything else is a broken store, and the
+        // updates may or may not have been applied.
+        let replies = if replies.len() == pending.len() {
+            replies
+        } else {
+            let e = StoreError::Protocol(format!(
+                "{} replies to {} updates",
+                replies.len(),
+                pending.len()
+            ));
+            pending.iter().map(|_| Err(e.clone())).collect()
         };
         drop(batch);
         for ((i, (prepared, placed)), reply) in pending.into_iter().zip(replies) {

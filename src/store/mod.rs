@@ -118,11 +118,13 @@ pub trait RankingStore: Send + Sync + 'static {
         update: &Update<'_>,
     ) -> impl Future<Output = Result<UpdateReply, StoreError>> + Send;
 
-    /// Applies many updates in one round trip (pipelined); replies in order.
+    /// Applies many updates pipelined (one round trip on one server; on a cluster one
+    /// per hash slot, concurrently) and answers one result per update, in order: a
+    /// failure affects only the updates it could have touched.
     fn update_many(
         &self,
         updates: &[(&BracketKeys, Update<'_>)],
-    ) -> impl Future<Output = Result<Vec<UpdateReply>, StoreError>> + Send;
+    ) -> impl Future<Output = Vec<Result<UpdateReply, StoreError>>> + Send;
 
     /// Entries `offset..offset+limit` (0-based ranks) with cached profiles.
     fn standings(

@@ -141,13 +141,13 @@ impl RankingStore for MemoryStore {
     async fn update_many(
         &self,
         updates: &[(&BracketKeys, Update<'_>)],
-    ) -> Result<Vec<UpdateReply>, StoreError> {
+    ) -> Vec<Result<UpdateReply, StoreError>> {
         let now = self.clock.now();
         let mut data = self.data();
-        Ok(updates
+        updates
             .iter()
-            .map(|(keys, u)| Self::bracket(&mut data, keys).update(u, now))
-            .collect())
+            .map(|(keys, u)| Ok(Self::bracket(&mut data, keys).update(u, now)))
+            .collect()
     }
 
     async fn standings(

@@ -8,7 +8,7 @@ use super::reply::*;
 use super::scripts::SCRIPTS;
 use super::{MAX_WINDOW_SECS, RedisStore, Retry, now_arg, time_refusal};
 use crate::error::StoreError;
-use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
+use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys, hash_tag};
 use crate::store::*;
 
 impl RolloverStore for RedisStore {
@@ -214,36 +214,21 @@ impl RolloverStore for RedisStore {
                 inv
             })
             .collect();
-        let mut pipe = ::redis::pipe();
-        pipe.load_script(&SCRIPTS.grant).ignore();
-        for inv in &invocations {
-            pipe.invoke_script(inv);
-        }
-        // One player's bad data must not fail the others' grants: errors come back in
-        // place, one per grant.
-        pipe.ignore_errors();
-        let pipe = &pipe;
-        // Each grant is written at most once (HSETNX), so the whole pipeline may be
-        // sent again.
-        let replies = self
-            .run("grant", Retry::Idempotent, |mut con| async move {
-                pipe.query_async::<Vec<Value>>(&mut con).await
+        let reward_keys: Vec<String> = grants.iter().map(|(keys, _, _)| keys.rewards()).collect();
+        let tags: Vec<&str> = reward_keys.iter().map(|k| hash_tag(k)).collect();
+        // Each grant is written at most once (HSETNX), so any group may be sent again.
+        let answers = self
+            .pipelined("grant", &SCRIPTS.grant, &invocations, &tags, |_| {
+                Retry::Idempotent
             })
-            .await?;
-        if replies.len() != grants.len() {
-            return Err(protocol(format!(
-                "pipeline of {} grants answered {} replies",
-                grants.len(),
-                replies.len()
-            )));
-        }
-        Ok(replies
+            .await;
+        // One player's bad data must not fail the others' grants: a grant's own error
+        // comes back in its place. A pipeline that failed as a whole (the connection,
+        // not the data) fails the step, which the rollover runs again.
+        answers
             .into_iter()
-            .map(|reply| match reply {
-                Value::ServerError(err) => Err(StoreError::Redis(err.into())),
-                _ => Ok(()),
-            })
-            .collect())
+            .map(|answer| answer.map(|call| call.map(|_| ())))
+            .collect()
     }
 
     async fn block_grants(
