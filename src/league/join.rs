@@ -72,11 +72,7 @@ impl<S: Store> League<S> {
             // as skipped.
             None => (index, period - s.period),
         };
-        Ok(self.tier_name(crate::rollover::outcome::after_skipped(
-            &self.season,
-            base,
-            skipped,
-        )))
+        Ok(self.tier_name(self.season.tier_after_skipping(base, skipped)))
     }
 
     /// Places `player` in a bracket of their tier for the period of `at` (default now).

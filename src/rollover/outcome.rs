@@ -188,14 +188,10 @@ pub fn bracket_outcomes(season: &Season, tier: usize, board: &[(String, u64)]) -
         .collect()
 }
 
-/// The tier index after `skipped` whole periods without playing, from `tier`.
+/// The tier index after `skipped` whole periods without playing, from `tier`
+/// ([`Season::tier_after_skipping`], the `[idle]` policy).
 pub fn after_skipped(season: &Season, tier: usize, skipped: u64) -> usize {
-    match season.idle.policy {
-        IdlePolicy::DropOneTier => {
-            tier.saturating_sub(usize::try_from(skipped).unwrap_or(usize::MAX))
-        }
-        _ => tier,
-    }
+    season.tier_after_skipping(tier, skipped)
 }
 
 /// Encodes an outcome (without the player) for storage: `rank|score|idle|outcome|next|+reward`.

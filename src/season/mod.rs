@@ -377,4 +377,15 @@ impl Season {
     pub fn tier(&self, name: &str) -> Option<(usize, &Tier)> {
         self.tiers.iter().enumerate().find(|(_, t)| t.name == name)
     }
+
+    /// The tier index after `skipped` whole periods without playing, from `tier`, by
+    /// the `[idle]` policy.
+    pub fn tier_after_skipping(&self, tier: usize, skipped: u64) -> usize {
+        match self.idle.policy {
+            IdlePolicy::DropOneTier => {
+                tier.saturating_sub(usize::try_from(skipped).unwrap_or(usize::MAX))
+            }
+            _ => tier,
+        }
+    }
 }
