@@ -178,6 +178,38 @@ fn data_commands_print_their_json_shapes() {
     assert_eq!(me["rank"].as_u64(), Some(1));
     let ghost = cli.json(&["player", "ghost", "--period", &period]);
     assert!(ghost["bracket"].is_null() && ghost["rank"].is_null() && ghost["score"].is_null());
+    // Around-me and counts: the library's shapes.
+    cli.json(&["submit", "bea", "50", "--at", AT]);
+    cli.json(&["submit", "cal", "10", "--at", AT]);
+    let around = cli.json(&["around", "ana", "--radius", "1", "--period", &period]);
+    assert_eq!(
+        keys(&around),
+        ["bracket", "entries", "period", "players", "tier"]
+    );
+    let names: Vec<&str> = around["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["player"].as_str().expect("player"))
+        .collect();
+    assert_eq!(names, ["bea", "ana", "cal"]);
+    assert_eq!(around["entries"][1]["rank"].as_u64(), Some(2));
+    let nobody = cli.run(&["around", "ghost", "--period", &period], None);
+    assert_eq!(nobody.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&nobody.stdout).trim(), "null");
+    cli.fails(&["around", "ana", "--radius", "501"], 2, "limit");
+    let counts = cli.json(&["counts", "--period", &period]);
+    let tiers = counts.as_array().expect("one entry per tier");
+    assert_eq!(keys(&tiers[0]), ["brackets", "players", "tier"]);
+    assert_eq!(
+        (
+            tiers[0]["tier"].as_str(),
+            tiers[0]["players"].as_u64(),
+            tiers[0]["brackets"].as_u64()
+        ),
+        (Some("bronze"), Some(3), Some(1))
+    );
+    assert!(tiers[1..].iter().all(|t| t["players"].as_u64() == Some(0)));
 
     // Batch: one line out per line in, with its line number and status, errors in
     // place, a summary on stderr, exit code 2 if any was refused.

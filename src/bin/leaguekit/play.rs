@@ -1,5 +1,5 @@
 //! What game servers do, from the command line: `join`, `submit` (one score; batches
-//! are in `batch.rs`), `standings`, `player` and `profile`.
+//! are in `batch.rs`), `player` and `profile`.
 
 use clap::Args;
 use leaguekit::{Season, SubmitOptions};
@@ -44,24 +44,6 @@ pub(crate) struct SubmitArgs {
     wait: u64,
 }
 
-/// A page of a bracket's standings with cached profiles.
-#[derive(Args, Debug)]
-pub(crate) struct StandingsArgs {
-    /// Tier name.
-    tier: String,
-    /// Bracket number (from 1).
-    bracket: u32,
-    /// Period id [default: current].
-    #[arg(long)]
-    period: Option<u64>,
-    /// First rank to show, 0-based.
-    #[arg(long, default_value_t = 0)]
-    offset: u64,
-    /// Entries to show.
-    #[arg(long, default_value_t = 100)]
-    limit: u64,
-}
-
 /// A player's tier, bracket, rank and score.
 #[derive(Args, Debug)]
 pub(crate) struct PlayerArgs {
@@ -104,24 +86,6 @@ pub(crate) async fn submit(cli: &Cli, season: Season, args: &SubmitArgs) -> Resu
         o = o.at(parse_time(at)?);
     }
     print(&league.submit(player, value, o).await?)
-}
-
-pub(crate) async fn standings(
-    cli: &Cli,
-    season: Season,
-    args: &StandingsArgs,
-) -> Result<(), Failure> {
-    let league = redis_league(cli, season).await?;
-    let page = league
-        .standings(
-            &args.tier,
-            args.bracket,
-            args.period,
-            args.offset,
-            args.limit,
-        )
-        .await?;
-    print(&page)
 }
 
 pub(crate) async fn player(cli: &Cli, season: Season, args: &PlayerArgs) -> Result<(), Failure> {

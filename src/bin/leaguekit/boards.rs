@@ -1,0 +1,86 @@
+//! Reading boards from the command line: `standings` of a bracket, `around` a player,
+//! `counts` of players and brackets per tier.
+
+use clap::Args;
+use leaguekit::Season;
+
+use crate::Cli;
+use crate::common::{Failure, print, redis_league};
+
+/// A page of a bracket's standings with cached profiles.
+#[derive(Args, Debug)]
+pub(crate) struct StandingsArgs {
+    /// Tier name.
+    tier: String,
+    /// Bracket number (from 1).
+    bracket: u32,
+    /// Period id [default: current].
+    #[arg(long)]
+    period: Option<u64>,
+    /// First rank to show, 0-based.
+    #[arg(long, default_value_t = 0)]
+    offset: u64,
+    /// Entries to show.
+    #[arg(long, default_value_t = 100)]
+    limit: u64,
+}
+
+/// The entries around a player in their bracket, with cached profiles.
+#[derive(Args, Debug)]
+pub(crate) struct AroundArgs {
+    /// Player id.
+    player: String,
+    /// Entries above and below the player (at most 500).
+    #[arg(long, default_value_t = 5)]
+    radius: u64,
+    /// Period id [default: current].
+    #[arg(long)]
+    period: Option<u64>,
+}
+
+/// Players and brackets per tier in a period.
+#[derive(Args, Debug)]
+pub(crate) struct CountsArgs {
+    /// Period id [default: current].
+    #[arg(long)]
+    period: Option<u64>,
+}
+
+pub(crate) async fn standings(
+    cli: &Cli,
+    season: Season,
+    args: &StandingsArgs,
+) -> Result<(), Failure> {
+    let league = redis_league(cli, season).await?;
+    let page = league
+        .standings(
+            &args.tier,
+            args.bracket,
+            args.period,
+            args.offset,
+            args.limit,
+        )
+        .await?;
+    print(&page)
+}
+
+/// Prints the standings around the player, or `null` (and a note on stderr) when the
+/// player is not placed in the period.
+pub(crate) async fn around(cli: &Cli, season: Season, args: &AroundArgs) -> Result<(), Failure> {
+    let league = redis_league(cli, season).await?;
+    let page = league
+        .around(&args.player, args.radius, args.period)
+        .await?;
+    if page.is_none() {
+        eprintln!(
+            "leaguekit: {:?} is not placed in the period (null printed)",
+            args.player
+        );
+    }
+    print(&page)
+}
+
+pub(crate) async fn counts(cli: &Cli, season: Season, args: &CountsArgs) -> Result<(), Failure> {
+    let league = redis_league(cli, season).await?;
+    print(&league.counts(args.period).await?)
+}
