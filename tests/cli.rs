@@ -125,7 +125,19 @@ fn data_commands_print_their_json_shapes() {
     let at = rfc(now() - chrono::Duration::minutes(1));
     let AT = at.as_str();
     let j = cli.json(&["join", "ana", "--at", AT]);
-    assert_eq!(keys(&j), ["bracket", "period", "player", "tier"]);
+    assert_eq!(
+        keys(&j),
+        [
+            "bracket",
+            "last",
+            "pending_rewards",
+            "period",
+            "player",
+            "tier"
+        ]
+    );
+    // The placing reply tells a new player there is nothing before.
+    assert!(j["last"].is_null() && j["pending_rewards"] == serde_json::json!([]));
     assert_eq!(
         (j["tier"].as_str(), j["bracket"].as_u64()),
         (Some("bronze"), Some(1))
@@ -134,9 +146,19 @@ fn data_commands_print_their_json_shapes() {
     assert_eq!(
         keys(&s),
         [
-            "applied", "bracket", "period", "player", "rank", "score", "tier"
+            "applied",
+            "bracket",
+            "last",
+            "pending_rewards",
+            "period",
+            "player",
+            "rank",
+            "score",
+            "tier"
         ]
     );
+    // Ana was placed by the join: this reply carries no news.
+    assert!(s["last"].is_null() && s["pending_rewards"].is_null());
     assert_eq!(
         (s["score"].as_u64(), s["applied"].as_bool()),
         (Some(42), Some(true))

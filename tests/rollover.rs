@@ -611,3 +611,95 @@ async fn big_bracket_redis() {
     )
     .await;
 }
+
+on_both!(
+    the_last_result_comes_with_the_next_placement,
+    ("on_first_score", "stay"),
+    |league, clock| {
+        // A brand-new player is told there is nothing before: no result, no rewards.
+        let first = league
+            .submit("a", 40, SubmitOptions::default().at(now(&clock, day(0, 2))))
+            .await
+            .expect("first score");
+        assert_eq!(
+            (first.last.as_ref(), first.pending_rewards.as_deref()),
+            (None, Some(&[][..]))
+        );
+        // Later replies of the period say nothing more.
+        let again = league
+            .submit("a", 1, SubmitOptions::default().at(now(&clock, day(0, 2))))
+            .await
+            .expect("second score");
+        assert_eq!((again.last, again.pending_rewards), (None, None));
+        for (i, p) in ["b", "c", "d"].iter().enumerate() {
+            score(&league, &clock, p, 30 - 10 * i as i64, day(0, 2)).await;
+        }
+        // No rollover ran: the first placement of day 1 closes a's bracket on the spot
+        // and tells a the result, with the reward just granted.
+        clock.set(closable(1));
+        let placed = league
+            .join("a", Some(now(&clock, day(1, 1))))
+            .await
+            .expect("join day 1");
+        assert_eq!(placed.tier, "silver");
+        let last = placed.last.expect("the last result, once");
+        assert_eq!(
+            (
+                last.period,
+                last.tier.as_str(),
+                last.rank,
+                last.score,
+                last.next_tier.as_str()
+            ),
+            (1, "bronze", 1, 41, "silver")
+        );
+        assert_eq!(
+            serde_json::to_value(last.outcome).expect("json"),
+            serde_json::json!("promoted")
+        );
+        assert_eq!(last.reward.as_deref(), Some("gems:100"));
+        let pending = placed.pending_rewards.expect("pending rewards, once");
+        assert_eq!(
+            pending.iter().map(|r| r.grant.as_str()).collect::<Vec<_>>(),
+            ["gems:100"]
+        );
+        // Joining again is the same placement, without the news.
+        let repeat = league
+            .join("a", Some(now(&clock, day(1, 2))))
+            .await
+            .expect("join again");
+        assert_eq!(
+            (repeat.bracket, repeat.last, repeat.pending_rewards),
+            (placed.bracket, None, None)
+        );
+        // A first score is a placement too: b (second, "gems|10 {odd}") learns it there.
+        let b = league
+            .submit("b", 5, SubmitOptions::default().at(now(&clock, day(1, 3))))
+            .await
+            .expect("b's first score of day 1");
+        let last = b.last.expect("b's last result");
+        assert_eq!(
+            (last.rank, last.reward.as_deref()),
+            (2, Some("gems|10 {odd}"))
+        );
+        assert_eq!(b.pending_rewards.map(|r| r.len()), Some(1));
+        // A claimed reward is no longer pending at the next placement; the result of
+        // the last period played is still told after a skipped period.
+        league.claim("b", None).await.expect("claim");
+        clock.set(closable(3));
+        let later = league
+            .join("b", Some(now(&clock, day(3, 1))))
+            .await
+            .expect("join day 3");
+        let last = later.last.expect("the result of day 1");
+        assert_eq!((last.period, last.rank), (2, 1));
+        assert_eq!(
+            later.pending_rewards.map(|r| r.len()),
+            Some(1),
+            "day 1's reward for rank 1"
+        );
+        // And the library and the player command still show it at any time.
+        let shown = league.last_outcome("b").await.expect("last outcome");
+        assert_eq!(shown.map(|o| o.period), Some(2));
+    }
+);

@@ -10,6 +10,7 @@ use serde::Serialize;
 use tracing::instrument;
 
 use crate::error::{Error, InputError, StoreError};
+use crate::rollover::outcome::{LastOutcome, Outcome, RewardGrant};
 use crate::season::JoinPolicy;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::{Entered, JoinRequest, PlayerState, Store};
@@ -28,6 +29,33 @@ pub struct Placement {
     pub tier: String,
     /// The bracket number, from 1.
     pub bracket: u32,
+    /// On the reply that placed the player in this period: their result in the last
+    /// period they played (`null` for a new player, or if that result has expired).
+    /// `null` on every later reply for the period.
+    pub last: Option<LastOutcome>,
+    /// On the reply that placed the player in this period: their rewards not yet
+    /// claimed (so the game can offer them at once). `null` on every later reply.
+    pub pending_rewards: Option<Vec<RewardGrant>>,
+}
+
+/// What a player placed in a new period is told once: their previous result and
+/// their pending rewards ([`Placement::last`], [`Placement::pending_rewards`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Welcome {
+    pub(crate) last: Option<LastOutcome>,
+    pub(crate) pending_rewards: Vec<RewardGrant>,
+}
+
+impl Welcome {
+    /// The reply fields: both `None` unless this call placed the player.
+    pub(crate) fn fields(
+        welcome: Option<Welcome>,
+    ) -> (Option<LastOutcome>, Option<Vec<RewardGrant>>) {
+        match welcome {
+            Some(w) => (w.last, Some(w.pending_rewards)),
+            None => (None, None),
+        }
+    }
 }
 
 impl<S: Store> League<S> {
@@ -43,15 +71,30 @@ impl<S: Store> League<S> {
         period: PeriodId,
         close: Option<DateTime<Utc>>,
     ) -> Result<String, Error> {
+        Ok(self
+            .next_tier_and_last(player, state, period, close)
+            .await?
+            .0)
+    }
+
+    /// [`League::next_tier`], and the outcome of the last period played when it was
+    /// read on the way.
+    async fn next_tier_and_last(
+        &self,
+        player: &str,
+        state: Option<&PlayerState>,
+        period: PeriodId,
+        close: Option<DateTime<Utc>>,
+    ) -> Result<(String, Option<LastOutcome>), Error> {
         let Some(s) = state else {
-            return Ok(self.tier_name(0));
+            return Ok((self.tier_name(0), None));
         };
         let Some((index, _)) = self.season.tier(&s.tier) else {
             // The tier was removed from the season: start again at the bottom.
-            return Ok(self.tier_name(0));
+            return Ok((self.tier_name(0), None));
         };
         if s.period >= period {
-            return Ok(s.tier.clone());
+            return Ok((s.tier.clone(), None));
         }
         let last = match close {
             Some(now) => {
@@ -63,7 +106,7 @@ impl<S: Store> League<S> {
                     .await?
             }
         };
-        let (base, skipped) = match last {
+        let (base, skipped) = match &last {
             Some(o) => (
                 self.season.tier(&o.next_tier).map_or(index, |(i, _)| i),
                 period - s.period - 1,
@@ -72,7 +115,20 @@ impl<S: Store> League<S> {
             // as skipped.
             None => (index, period - s.period),
         };
-        Ok(self.tier_name(self.season.tier_after_skipping(base, skipped)))
+        let last = last.map(|o: Outcome| LastOutcome {
+            period: s.period,
+            tier: s.tier.clone(),
+            bracket: s.bracket,
+            rank: o.rank,
+            score: o.score,
+            outcome: o.outcome,
+            next_tier: o.next_tier,
+            reward: o.reward,
+        });
+        Ok((
+            self.tier_name(self.season.tier_after_skipping(base, skipped)),
+            last,
+        ))
     }
 
     /// Places `player` in a bracket of their tier for the period of `at` (default now).
@@ -84,12 +140,15 @@ impl<S: Store> League<S> {
         let at = normalize_time(at.unwrap_or(now));
         let period = self.period_at(Some(at))?;
         self.check_time(&period, at, now, false)?;
-        let placed = self.place(player, &period, at, now).await?;
+        let (placed, welcome) = self.place(player, &period, at, now).await?;
+        let (last, pending_rewards) = Welcome::fields(welcome);
         Ok(Placement {
             player: player.to_owned(),
             period: period.id,
             tier: placed.tier.clone(),
             bracket: placed.bracket,
+            last,
+            pending_rewards,
         })
     }
 
@@ -102,20 +161,23 @@ impl<S: Store> League<S> {
         }
     }
 
+    /// Places the player (or finds their placement) in `period`. The [`Welcome`] is
+    /// there when this call placed them: their stored state was of an earlier period.
     pub(crate) async fn place(
         &self,
         player: &str,
         period: &Period,
         at: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Arc<Placed>, Error> {
+    ) -> Result<(Arc<Placed>, Option<Welcome>), Error> {
         if let Some(hit) = self.cached(player, period.id) {
-            return Ok(hit);
+            return Ok((hit, None));
         }
         let pkeys = self.keys.player(player);
         let state = self.store.player_state(&pkeys).await?;
-        let tier = self
-            .next_tier(player, state.as_ref(), period.id, Some(now))
+        let fresh = state.as_ref().is_none_or(|s| s.period < period.id);
+        let (tier, last) = self
+            .next_tier_and_last(player, state.as_ref(), period.id, Some(now))
             .await?;
         let size = self.season.brackets.size;
         let ttl = self.ttl_secs(period.id);
@@ -179,7 +241,26 @@ impl<S: Store> League<S> {
                         .saturating_sub(u64::from(self.season.retention.periods) + 1),
                 )
                 .await?;
-            return Ok(self.remember(player, period.id, &joined.tier, joined.bracket));
+            let placed = self.remember(player, period.id, &joined.tier, joined.bracket);
+            if !fresh {
+                return Ok((placed, None));
+            }
+            // Read after the previous bracket was closed (on the spot if need be), so
+            // its reward is among them.
+            let pending_rewards = self
+                .store
+                .rewards(&pkeys)
+                .await?
+                .into_iter()
+                .map(|(source, grant)| RewardGrant { source, grant })
+                .collect();
+            return Ok((
+                placed,
+                Some(Welcome {
+                    last,
+                    pending_rewards,
+                }),
+            ));
         }
         Err(StoreError::Protocol(format!(
             "could not place {player:?} in period {}: every bracket tried was full; the \
@@ -196,16 +277,16 @@ impl<S: Store> League<S> {
         period: &Period,
         at: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Arc<Placed>, Error> {
+    ) -> Result<(Arc<Placed>, Option<Welcome>), Error> {
         if let Some(hit) = self.cached(player, period.id) {
-            return Ok(hit);
+            return Ok((hit, None));
         }
         if let Some((tier, bracket)) = self
             .store
             .placement(&self.period_keys(period.id), player)
             .await?
         {
-            return Ok(self.remember(player, period.id, &tier, bracket));
+            return Ok((self.remember(player, period.id, &tier, bracket), None));
         }
         match self.season.brackets.join {
             JoinPolicy::OnFirstScore => {

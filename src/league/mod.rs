@@ -30,6 +30,7 @@ mod time;
 mod view;
 
 pub use join::Placement;
+pub(crate) use join::Welcome;
 pub use view::{PlayerView, TierCount};
 
 use crate::store::Store;

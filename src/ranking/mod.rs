@@ -35,6 +35,13 @@ pub struct Submission {
     pub rank: u64,
     /// False when the request id had been seen: nothing changed.
     pub applied: bool,
+    /// When this score placed the player in the period (`join = "on_first_score"`):
+    /// their result in the last period they played, as [`crate::Placement::last`];
+    /// otherwise `null`.
+    pub last: Option<crate::rollover::outcome::LastOutcome>,
+    /// When this score placed the player in the period: their rewards not yet
+    /// claimed; otherwise `null`.
+    pub pending_rewards: Option<Vec<crate::rollover::outcome::RewardGrant>>,
 }
 
 /// One row of standings.

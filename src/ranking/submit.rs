@@ -44,6 +44,7 @@ impl<S: Store> League<S> {
         placed: &Placed,
         reply: UpdateReply,
         value: i64,
+        welcome: Option<Welcome>,
     ) -> Result<Submission, Error> {
         let period = item.period.id;
         let applied = match reply.status {
@@ -76,6 +77,7 @@ impl<S: Store> League<S> {
             }
         };
         let (score, _) = self.season.packing.unpack(reply.packed);
+        let (last, pending_rewards) = Welcome::fields(welcome);
         Ok(Submission {
             player: player.to_owned(),
             period,
@@ -84,6 +86,8 @@ impl<S: Store> League<S> {
             score,
             rank: reply.rank + 1,
             applied,
+            last,
+            pending_rewards,
         })
     }
 
@@ -142,7 +146,7 @@ impl<S: Store> League<S> {
         let now = self.now().await?;
         let item = self.precheck(player, value, &options, now)?;
         let request_id = options.request_id.as_deref();
-        let mut placed = self
+        let (mut placed, mut welcome) = self
             .placement_for_update(player, &item.period, item.at, now)
             .await?;
         let mut reply = self
@@ -155,7 +159,9 @@ impl<S: Store> League<S> {
         if reply.status == UpdateStatus::NotPlaced {
             // The placement this process remembered (or the store had) is not on the
             // board: the store lost data. Place the player again, once.
-            placed = self.replace(player, &item, now).await?;
+            let (again, w) = self.replace(player, &item, now).await?;
+            placed = again;
+            welcome = welcome.or(w);
             reply = self
                 .store
                 .update(
@@ -164,7 +170,7 @@ impl<S: Store> League<S> {
                 )
                 .await?;
         }
-        self.submission(player, &item, &placed, reply, value)
+        self.submission(player, &item, &placed, reply, value, welcome)
     }
 
     /// Forgets the player's placement and places them again (after an update found
@@ -174,7 +180,7 @@ impl<S: Store> League<S> {
         player: &str,
         item: &Prepared,
         now: DateTime<Utc>,
-    ) -> Result<Arc<Placed>, Error> {
+    ) -> Result<(Arc<Placed>, Option<Welcome>), Error> {
         self.forget(player);
         tracing::warn!(
             player,
@@ -218,7 +224,7 @@ impl<S: Store> League<S> {
         }
         let batch: Vec<(&BracketKeys, Update<'_>)> = pending
             .iter()
-            .map(|(i, (prepared, placed))| {
+            .map(|(i, (prepared, (placed, _)))| {
                 let item = &items[*i];
                 let update = self.update(
                     &item.player,
@@ -244,14 +250,16 @@ impl<S: Store> League<S> {
             pending.iter().map(|_| Err(e.clone())).collect()
         };
         drop(batch);
-        for ((i, (prepared, placed)), reply) in pending.into_iter().zip(replies) {
+        for ((i, (prepared, (placed, welcome))), reply) in pending.into_iter().zip(replies) {
             let item = &items[i];
             let result = match reply {
                 Err(e) => Err(e.into()),
                 Ok(reply) if reply.status == UpdateStatus::NotPlaced => {
-                    self.submit_again(item, &prepared, now).await
+                    self.submit_again(item, &prepared, now, welcome).await
                 }
-                Ok(reply) => self.submission(&item.player, &prepared, &placed, reply, item.value),
+                Ok(reply) => {
+                    self.submission(&item.player, &prepared, &placed, reply, item.value, welcome)
+                }
             };
             results[i] = Some(result);
         }
@@ -272,8 +280,9 @@ impl<S: Store> League<S> {
         item: &BatchItem,
         prepared: &Prepared,
         now: DateTime<Utc>,
+        welcome: Option<Welcome>,
     ) -> Result<Submission, Error> {
-        let placed = self.replace(&item.player, prepared, now).await?;
+        let (placed, again) = self.replace(&item.player, prepared, now).await?;
         let update = self.update(
             &item.player,
             item.value,
@@ -282,7 +291,14 @@ impl<S: Store> League<S> {
             &placed.keys,
         );
         let reply = self.store.update(&placed.keys, &update).await?;
-        self.submission(&item.player, prepared, &placed, reply, item.value)
+        self.submission(
+            &item.player,
+            prepared,
+            &placed,
+            reply,
+            item.value,
+            welcome.or(again),
+        )
     }
 }
 

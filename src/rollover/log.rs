@@ -12,28 +12,6 @@ use outcome::Outcome;
 
 use super::*;
 
-/// One player's last closed period, for [`League::last_outcome`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct LastOutcome {
-    /// The period.
-    pub period: PeriodId,
-    /// The tier played.
-    pub tier: String,
-    /// The bracket played.
-    pub bracket: u32,
-    /// Final rank.
-    pub rank: u64,
-    /// Final score.
-    pub score: u64,
-    /// Promoted, stayed or demoted.
-    pub outcome: outcome::Movement,
-    /// The tier after the period.
-    pub next_tier: String,
-    /// The reward, if any.
-    pub reward: Option<String>,
-}
-
 /// One line of a period's outcome log ([`League::outcomes`], `leaguekit export`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

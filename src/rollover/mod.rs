@@ -34,8 +34,8 @@ mod rewards;
 pub mod scheduler;
 
 use close::owner_id;
-pub use log::{LastOutcome, OutcomeRecord};
-pub use rewards::RewardGrant;
+pub use log::OutcomeRecord;
+pub use outcome::{LastOutcome, RewardGrant};
 
 use std::collections::BTreeMap;
 
