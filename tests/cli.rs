@@ -232,6 +232,23 @@ fn data_commands_print_their_json_shapes() {
         (Some("bronze"), Some(3), Some(1))
     );
     assert!(tiers[1..].iter().all(|t| t["players"].as_u64() == Some(0)));
+    let top = cli.json(&["top", "bronze", "--period", &period, "--limit", "2"]);
+    assert_eq!(
+        keys(&top),
+        ["brackets", "entries", "frozen", "period", "tier"]
+    );
+    assert_eq!(
+        keys(&top["entries"][0]),
+        ["bracket", "player", "profile", "rank", "score"]
+    );
+    let names: Vec<&str> = top["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["player"].as_str().expect("player"))
+        .collect();
+    assert_eq!(names, ["bea", "ana"]);
+    cli.fails(&["top", "bronze", "--limit", "1001"], 2, "limit");
 
     // Batch: one line out per line in, with its line number and status, errors in
     // place, a summary on stderr, exit code 2 if any was refused.

@@ -1105,3 +1105,104 @@ mod precision {
 fn _assert_redis_store_is_store(s: RedisStore) -> impl Store {
     s
 }
+
+on_both!(
+    tier_top_merges_brackets_in_board_order,
+    ("increment", 4, "on_first_score"),
+    |league, clock| {
+        // 30 players in brackets of 4: many equal scores, some reached at the same
+        // second, so the order across brackets needs score, then time, then id.
+        let mut expected: Vec<(i64, String, String)> = Vec::new();
+        for i in 0..30 {
+            let player = format!("p{:02}", (i * 17) % 30);
+            let score = ((i * 7) % 5) as i64 * 10 + 10;
+            let at = format!("2026-01-05T09:0{}:00Z", i % 3);
+            submit_at(&league, &player, score, &at).await;
+            expected.push((-score, at, player));
+        }
+        expected.sort();
+        let want = |n: usize| -> Vec<(String, u64)> {
+            expected[..n]
+                .iter()
+                .map(|(s, _, p)| (p.clone(), (-s) as u64))
+                .collect()
+        };
+        league
+            .set_profile("p00", &[("name".into(), "Zero".into())])
+            .await
+            .expect("profile");
+        let got = |t: &leaguekit::TierTop| -> Vec<(String, u64)> {
+            t.entries
+                .iter()
+                .map(|e| (e.player.clone(), e.score))
+                .collect()
+        };
+        for limit in [1, 5, 12, 30, 1000] {
+            let top = league.top("bronze", None, limit).await.expect("top");
+            assert_eq!(got(&top), want((limit as usize).min(30)), "limit {limit}");
+            assert_eq!((top.brackets, top.frozen, top.period), (8, false, 1));
+            assert!(
+                top.entries
+                    .iter()
+                    .enumerate()
+                    .all(|(i, e)| e.rank == i as u64 + 1)
+            );
+        }
+        // Each entry names its bracket and carries the cached profile.
+        let all = league.top("bronze", None, 30).await.expect("top");
+        for e in &all.entries {
+            let view = league.player(&e.player, None).await.expect("player");
+            assert_eq!(view.bracket, Some(e.bracket), "{}", e.player);
+        }
+        let zero = all.entries.iter().find(|e| e.player == "p00").expect("p00");
+        assert_eq!(zero.profile["name"], "Zero");
+        // An empty tier has an empty list; bad input is refused.
+        let silver = league.top("silver", None, 10).await.expect("silver");
+        assert!(silver.entries.is_empty() && silver.brackets == 0);
+        for (tier, limit) in [("bronze", 0), ("bronze", 1001), ("mithril", 10)] {
+            let e = league.top(tier, None, limit).await.unwrap_err();
+            assert!(
+                matches!(
+                    input_err(e),
+                    InputError::BadLimit { .. } | InputError::UnknownTier { .. }
+                ),
+                "{tier} {limit}"
+            );
+        }
+        // Closed: the list frozen at the rollover, the same as the last live one.
+        clock.set(t("2026-01-06T00:00:06Z"));
+        league
+            .rollover(None, leaguekit::RolloverOptions::default())
+            .await
+            .expect("rollover");
+        for limit in [7, 1000] {
+            let frozen = league.top("bronze", Some(1), limit).await.expect("frozen");
+            assert!(frozen.frozen);
+            assert_eq!(
+                got(&frozen),
+                want((limit as usize).min(30)),
+                "limit {limit}"
+            );
+            assert_eq!(frozen.entries[0].profile, all.entries[0].profile);
+        }
+    }
+);
+
+/// The running period's list is shared for `TOP_CACHE`, then read again.
+#[tokio::test]
+async fn tier_top_cache_expires() {
+    let clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
+    let league = League::with_clock(
+        season("lkmem", "increment", 4, "on_first_score"),
+        MemoryStore::with_clock(Arc::new(clock.clone())),
+        Arc::new(clock.clone()),
+    );
+    submit_at(&league, "a", 10, "2026-01-05T09:00:00Z").await;
+    let first = league.top("bronze", None, 10).await.expect("top");
+    submit_at(&league, "b", 20, "2026-01-05T09:00:00Z").await;
+    let cached = league.top("bronze", None, 10).await.expect("top");
+    assert_eq!(first, cached, "read within TOP_CACHE");
+    tokio::time::sleep(leaguekit::ranking::TOP_CACHE + std::time::Duration::from_millis(50)).await;
+    let fresh = league.top("bronze", None, 10).await.expect("top");
+    assert_eq!(fresh.entries[0].player, "b");
+}

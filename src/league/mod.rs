@@ -72,6 +72,8 @@ pub struct League<S: Store> {
     pub(crate) period_keys: Mutex<Option<(PeriodId, Arc<PeriodKeys>)>>,
     /// The season's profile fields, sorted: the order of a profile's JSON.
     pub(crate) profile_order: Vec<String>,
+    /// The running periods' tier-wide lists, for a few seconds (see [`League::top`]).
+    pub(crate) tops: crate::ranking::TopCache,
 }
 
 /// The caches' maps: foldhash is fast and seeds each map randomly.
@@ -181,6 +183,7 @@ impl<S: Store> League<S> {
             cache: Mutex::new(FastMap::default()),
             brackets: Mutex::new(FastMap::default()),
             period_keys: Mutex::new(None),
+            tops: Default::default(),
         }
     }
 

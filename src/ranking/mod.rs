@@ -9,6 +9,10 @@
 mod profile;
 mod standings;
 mod submit;
+mod top;
+
+pub(crate) use top::TopCache;
+pub use top::{MAX_TOP, TOP_CACHE, TierTop, TopEntry};
 
 use chrono::{DateTime, Utc};
 

@@ -9,6 +9,7 @@ use tracing::instrument;
 
 use crate::error::{Error, InputError, StoreError, TimeRefusal};
 use crate::league::League;
+use crate::ranking::MAX_TOP;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::BracketKeys;
 use crate::store::{BlockedGrant, BracketClaim, CloseCheck, Store};
@@ -82,6 +83,17 @@ impl<S: Store> League<S> {
             }
             busy = still;
         }
+        // Every board is frozen now: the tier-wide lists are final. They are kept
+        // with the period before it is marked closed, so a closed period has them.
+        let mut tops = Vec::new();
+        for (tier, _) in joins.iter().filter(|(_, n)| *n > 0) {
+            let mut top = self.merge_top(period.id, tier, MAX_TOP).await?;
+            top.frozen = true;
+            let json = serde_json::to_string(&top)
+                .map_err(|e| StoreError::Protocol(format!("cannot encode a tier's list: {e}")))?;
+            tops.push((tier.clone(), json));
+        }
+        self.store().save_tops(&pkeys, &tops).await?;
         let summary = serde_json::to_string(&StoredSummary::from_report(&report))
             .map_err(|e| StoreError::Protocol(format!("cannot encode summary: {e}")))?;
         self.store()

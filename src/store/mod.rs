@@ -134,6 +134,14 @@ pub trait RankingStore: Send + Sync + 'static {
         limit: u64,
     ) -> impl Future<Output = Result<Page, StoreError>> + Send;
 
+    /// [`RankingStore::standings`] of many brackets at once, each `(bracket, offset,
+    /// limit)`: pipelined (on a cluster one pipeline per slot, concurrently), one
+    /// result per read, in order.
+    fn standings_many(
+        &self,
+        reads: &[(&BracketKeys, u64, u64)],
+    ) -> impl Future<Output = Vec<Result<Page, StoreError>>> + Send;
+
     /// The window of `before` entries above and `after` below the player, with the
     /// player; `None` if the player is not on the board.
     fn around(
@@ -209,6 +217,22 @@ pub trait RolloverStore: Send + Sync + 'static {
     fn period_summary(
         &self,
         period: &PeriodKeys,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Keeps the frozen tier-wide lists of a closing period (`(tier, JSON)`) with the
+    /// period's keys; call before [`RolloverStore::finish_period`], which sets their
+    /// expiry. Idempotent (a repeat writes the same lists).
+    fn save_tops(
+        &self,
+        period: &PeriodKeys,
+        tops: &[(String, String)],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The frozen tier-wide list saved for `tier`, if any.
+    fn saved_top(
+        &self,
+        period: &PeriodKeys,
+        tier: &str,
     ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
 
     /// Marks the period closed with its summary and sets every period key to expire in

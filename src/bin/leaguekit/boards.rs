@@ -1,5 +1,5 @@
 //! Reading boards from the command line: `standings` of a bracket, `around` a player,
-//! `counts` of players and brackets per tier.
+//! `counts` of players and brackets per tier, the `top` of a whole tier.
 
 use clap::Args;
 use leaguekit::Season;
@@ -36,6 +36,20 @@ pub(crate) struct AroundArgs {
     /// Period id [default: current].
     #[arg(long)]
     period: Option<u64>,
+}
+
+/// The best players of a whole tier, across its brackets.
+#[derive(Args, Debug)]
+pub(crate) struct TopArgs {
+    /// Tier name.
+    tier: String,
+    /// Period id [default: current]; a closed period's list is the one frozen at its
+    /// rollover.
+    #[arg(long)]
+    period: Option<u64>,
+    /// Entries to show (at most 1000).
+    #[arg(long, default_value_t = 100)]
+    limit: u64,
 }
 
 /// Players and brackets per tier in a period.
@@ -83,4 +97,9 @@ pub(crate) async fn around(cli: &Cli, season: Season, args: &AroundArgs) -> Resu
 pub(crate) async fn counts(cli: &Cli, season: Season, args: &CountsArgs) -> Result<(), Failure> {
     let league = redis_league(cli, season).await?;
     print(&league.counts(args.period).await?)
+}
+
+pub(crate) async fn top(cli: &Cli, season: Season, args: &TopArgs) -> Result<(), Failure> {
+    let league = redis_league(cli, season).await?;
+    print(&league.top(&args.tier, args.period, args.limit).await?)
 }

@@ -3,7 +3,7 @@
 //! with a non-zero exit code (2 for bad input or config, 1 for store failures).
 //!
 //! One file per command group: `check.rs`; `play.rs` (join, submit, player, profile)
-//! with `batch.rs` (submit --batch); `boards.rs` (standings, around, counts);
+//! with `batch.rs` (submit --batch); `boards.rs` (standings, around, counts, top);
 //! `periods.rs` (rollover, run, rewards, claim, export); `simulate.rs`. What they
 //! share is in `common.rs`.
 
@@ -59,6 +59,7 @@ enum Command {
     Standings(boards::StandingsArgs),
     Around(boards::AroundArgs),
     Counts(boards::CountsArgs),
+    Top(boards::TopArgs),
     Player(play::PlayerArgs),
     Rollover(periods::RolloverArgs),
     /// Run the scheduler until Ctrl-C: catch up now, then close periods as they end.
@@ -79,6 +80,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Standings(args) => boards::standings(&cli, season, args).await,
         Command::Around(args) => boards::around(&cli, season, args).await,
         Command::Counts(args) => boards::counts(&cli, season, args).await,
+        Command::Top(args) => boards::top(&cli, season, args).await,
         Command::Player(args) => play::player(&cli, season, args).await,
         Command::Profile(args) => play::profile(&cli, season, args).await,
         Command::Rollover(args) => periods::rollover(&cli, season, args).await,

@@ -167,6 +167,17 @@ impl RankingStore for MemoryStore {
         })
     }
 
+    async fn standings_many(
+        &self,
+        reads: &[(&BracketKeys, u64, u64)],
+    ) -> Vec<Result<Page, StoreError>> {
+        let mut pages = Vec::with_capacity(reads.len());
+        for (bracket, offset, limit) in reads {
+            pages.push(self.standings(bracket, *offset, *limit).await);
+        }
+        pages
+    }
+
     async fn around(
         &self,
         bracket: &BracketKeys,

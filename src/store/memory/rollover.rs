@@ -40,6 +40,31 @@ impl RolloverStore for MemoryStore {
             .and_then(|p| p.meta.get("closed").cloned()))
     }
 
+    async fn save_tops(
+        &self,
+        period: &PeriodKeys,
+        tops: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        let mut data = self.data();
+        let p = data.periods.entry(period.base.clone()).or_default();
+        for (tier, json) in tops {
+            p.meta.insert(format!("top:{tier}"), json.clone());
+        }
+        Ok(())
+    }
+
+    async fn saved_top(
+        &self,
+        period: &PeriodKeys,
+        tier: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let data = self.data();
+        Ok(data
+            .periods
+            .get(&period.base)
+            .and_then(|p| p.meta.get(&format!("top:{tier}")).cloned()))
+    }
+
     async fn finish_period(
         &self,
         period: &PeriodKeys,

@@ -185,20 +185,41 @@ impl RankingStore for RedisStore {
         offset: u64,
         limit: u64,
     ) -> Result<Page, StoreError> {
-        // Redis ranks are signed 64-bit; no board comes near the clamp.
-        let top = i64::MAX as u64;
-        let first = offset.min(top);
-        let last = offset.saturating_add(limit.saturating_sub(1)).min(top);
-        let mut inv = SCRIPTS.standings.prepare_invoke();
-        inv.key(&bracket.board)
-            .key(&bracket.profiles)
-            .arg(first)
-            .arg(last)
-            .arg(if limit == 0 { "0" } else { "1" });
+        let inv = standings_invocation(bracket, offset, limit);
         let reply = self.invoke("standings", Retry::Idempotent, &inv).await?;
         let mut page = page(reply, "standings reply")?;
         page.offset = offset;
         Ok(page)
+    }
+
+    async fn standings_many(
+        &self,
+        reads: &[(&BracketKeys, u64, u64)],
+    ) -> Vec<Result<Page, StoreError>> {
+        if reads.is_empty() {
+            return Vec::new();
+        }
+        let invocations: Vec<ScriptInvocation<'_>> = reads
+            .iter()
+            .map(|(bracket, offset, limit)| standings_invocation(bracket, *offset, *limit))
+            .collect();
+        let tags: Vec<&str> = reads.iter().map(|(b, _, _)| hash_tag(&b.board)).collect();
+        self.pipelined(
+            "standings_many",
+            &SCRIPTS.standings,
+            &invocations,
+            &tags,
+            |_| Retry::Idempotent,
+        )
+        .await
+        .into_iter()
+        .zip(reads)
+        .map(|(reply, (_, offset, _))| {
+            let mut page = page(reply??, "standings reply")?;
+            page.offset = *offset;
+            Ok(page)
+        })
+        .collect()
     }
 
     async fn around(
@@ -326,4 +347,23 @@ impl RankingStore for RedisStore {
         fields.sort();
         Ok((fields, version))
     }
+}
+
+/// `standings.lua` for entries `offset..offset+limit` of the bracket.
+fn standings_invocation(
+    bracket: &BracketKeys,
+    offset: u64,
+    limit: u64,
+) -> ScriptInvocation<'static> {
+    // Redis ranks are signed 64-bit; no board comes near the clamp.
+    let top = i64::MAX as u64;
+    let first = offset.min(top);
+    let last = offset.saturating_add(limit.saturating_sub(1)).min(top);
+    let mut inv = SCRIPTS.standings.prepare_invoke();
+    inv.key(&bracket.board)
+        .key(&bracket.profiles)
+        .arg(first)
+        .arg(last)
+        .arg(if limit == 0 { "0" } else { "1" });
+    inv
 }

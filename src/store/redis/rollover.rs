@@ -87,6 +87,38 @@ impl RolloverStore for RedisStore {
         Ok(Some(text(&reply, "period summary")?.to_owned()))
     }
 
+    async fn save_tops(
+        &self,
+        period: &PeriodKeys,
+        tops: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        if tops.is_empty() {
+            return Ok(());
+        }
+        // Fields of the period's meta hash, which expires with the period.
+        let mut cmd = ::redis::cmd("HSET");
+        cmd.arg(&period.meta);
+        for (tier, json) in tops {
+            cmd.arg(format!("top:{tier}")).arg(json);
+        }
+        self.command("save_tops", Retry::Idempotent, &cmd).await?;
+        Ok(())
+    }
+
+    async fn saved_top(
+        &self,
+        period: &PeriodKeys,
+        tier: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(&period.meta).arg(format!("top:{tier}"));
+        let reply = self.command("saved_top", Retry::Idempotent, &cmd).await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        text(&reply, "saved top").map(|s| Some(s.to_owned()))
+    }
+
     async fn finish_period(
         &self,
         period: &PeriodKeys,
