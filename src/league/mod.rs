@@ -72,8 +72,10 @@ pub struct League<S: Store> {
     pub(crate) period_keys: Mutex<Option<(PeriodId, Arc<PeriodKeys>)>>,
     /// The season's profile fields, sorted: the order of a profile's JSON.
     pub(crate) profile_order: Vec<String>,
-    /// The running periods' tier-wide lists, for a few seconds (see [`League::top`]).
-    pub(crate) tops: crate::ranking::TopCache,
+    /// State that the modules extending [`League`] keep per league (the ranking's
+    /// cached tier-wide lists), by name and type, so that the league needs none of
+    /// their types. See [`League::extension`].
+    pub(crate) extensions: Mutex<FastMap<&'static str, Arc<dyn std::any::Any + Send + Sync>>>,
 }
 
 /// The caches' maps: foldhash is fast and seeds each map randomly.
@@ -183,8 +185,25 @@ impl<S: Store> League<S> {
             cache: Mutex::new(FastMap::default()),
             brackets: Mutex::new(FastMap::default()),
             period_keys: Mutex::new(None),
-            tops: Default::default(),
+            extensions: Mutex::new(FastMap::default()),
         }
+    }
+
+    /// The per-league state `T` named `name`, made on first use.
+    pub(crate) fn extension<T: Default + Send + Sync + 'static>(
+        &self,
+        name: &'static str,
+    ) -> Arc<T> {
+        let mut map = self
+            .extensions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(found) = map.get(name).and_then(|a| a.clone().downcast::<T>().ok()) {
+            return found;
+        }
+        let made = Arc::new(T::default());
+        map.insert(name, made.clone());
+        made
     }
 
     /// The season.

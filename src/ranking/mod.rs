@@ -11,7 +11,6 @@ mod standings;
 mod submit;
 mod top;
 
-pub(crate) use top::TopCache;
 pub use top::{MAX_TOP, TOP_CACHE, TierTop, TopEntry};
 
 use chrono::{DateTime, Utc};

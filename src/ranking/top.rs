@@ -61,9 +61,9 @@ pub struct TierTop {
     pub entries: Vec<TopEntry>,
 }
 
-/// The running periods' cached lists: (period, tier, limit) → when made, and the list
-/// (set once by the first reader; the others wait for it).
-pub(crate) type TopCache =
+/// The running periods' cached lists, kept per league: (period, tier, limit) → when
+/// made, and the list (set once by the first reader; the others wait for it).
+type TopCache =
     std::sync::Mutex<std::collections::HashMap<(PeriodId, String, u64), (Instant, TopCell)>>;
 type TopCell = Arc<tokio::sync::OnceCell<Arc<TierTop>>>;
 
@@ -119,8 +119,8 @@ impl<S: Store> League<S> {
 
     /// The shared cell of a cached list, fresh or new.
     fn top_cell(&self, period: PeriodId, tier: &str, limit: u64) -> TopCell {
-        let mut cache = self
-            .tops
+        let tops = self.extension::<TopCache>("ranking.tops");
+        let mut cache = tops
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Instant::now();
