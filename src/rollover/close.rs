@@ -17,6 +17,9 @@ use outcome::{Outcome, Tally};
 
 use super::*;
 
+/// Brackets one process closes concurrently.
+const CLOSING_AT_ONCE: usize = 32;
+
 /// How long a bracket lease lasts; closing a bracket takes milliseconds, so a holder
 /// that keeps it this long has died or stalled and another process takes over.
 const LEASE: Duration = Duration::from_secs(15);
@@ -61,27 +64,18 @@ impl<S: Store> League<S> {
             brackets.rotate_left(shift % len);
         }
         let mut report = PeriodReport::empty(period.id);
-        let mut busy = Vec::new();
-        for (i, tier, b) in brackets {
-            match self.close_bracket(period.id, i, &tier, b, owner).await? {
-                Some(t) => report.add(&tier, &t),
-                None => busy.push((i, tier, b)),
-            }
-        }
+        let mut busy = self
+            .close_brackets(period.id, brackets, owner, &mut report)
+            .await?;
         // Brackets another process is closing: wait for them (or for their lease to
         // lapse, when this process takes over).
         let mut delay = Duration::from_millis(20);
         while !busy.is_empty() {
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_millis(500));
-            let mut still = Vec::new();
-            for (i, tier, b) in busy {
-                match self.close_bracket(period.id, i, &tier, b, owner).await? {
-                    Some(t) => report.add(&tier, &t),
-                    None => still.push((i, tier, b)),
-                }
-            }
-            busy = still;
+            busy = self
+                .close_brackets(period.id, busy, owner, &mut report)
+                .await?;
         }
         // Every board is frozen now: the tier-wide lists are final. They are kept
         // with the period before it is marked closed, so a closed period has them.
@@ -100,6 +94,32 @@ impl<S: Store> League<S> {
             .finish_period(&pkeys, &summary, self.ttl_secs(period.id))
             .await?;
         Ok(report)
+    }
+
+    /// Closes `brackets` ([`CLOSING_AT_ONCE`] at a time: each close is a few round
+    /// trips, so one at a time would leave the store idle), adding each closed one
+    /// to `report`; returns those another process holds.
+    async fn close_brackets(
+        &self,
+        period: PeriodId,
+        brackets: Vec<(usize, String, u32)>,
+        owner: &str,
+        report: &mut PeriodReport,
+    ) -> Result<Vec<(usize, String, u32)>, Error> {
+        use futures::StreamExt;
+        let mut runs = futures::stream::iter(brackets.into_iter().map(|(i, tier, b)| async move {
+            let closed = self.close_bracket(period, i, &tier, b, owner).await;
+            (i, tier, b, closed)
+        }))
+        .buffer_unordered(CLOSING_AT_ONCE);
+        let mut busy = Vec::new();
+        while let Some((i, tier, b, closed)) = runs.next().await {
+            match closed? {
+                Some(t) => report.add(&tier, &t),
+                None => busy.push((i, tier, b)),
+            }
+        }
+        Ok(busy)
     }
 
     /// Closes one bracket unless another process holds it (`None`). Idempotent.
