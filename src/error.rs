@@ -32,6 +32,14 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
+    /// The season file does not fit the league's live data: a tier with players in it
+    /// is gone, or something that shapes running periods (bracket size, time
+    /// resolution, schedule) changed. Nothing was written.
+    #[error("the season file does not fit the live league: {message}")]
+    LiveMismatch {
+        /// What differs, and what to do.
+        message: String,
+    },
     /// The file is not valid for a season; the message starts with `file:line:col:`.
     #[error("{file}:{line}:{col}: {message}")]
     Invalid {

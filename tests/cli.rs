@@ -451,3 +451,52 @@ fn rollover_export_rewards_claim() {
         ]
     );
 }
+
+/// `check --against` compares the file with the live league; a file that lost a tier
+/// with players in it exits 2 and says how to fix it.
+#[test]
+fn check_against_the_live_league() {
+    let cli = Cli::new("against");
+    let at = rfc(now() - chrono::Duration::minutes(1));
+    cli.json(&["join", "ana", "--at", &at]);
+    let same = cli.json(&["check", "--against", "--json"]);
+    assert_eq!(keys(&same), ["changes", "refused", "running"]);
+    assert_eq!(same["refused"], serde_json::json!([]));
+    // The same league under a file without bronze, where ana is placed.
+    let text = std::fs::read_to_string(cli.config.path()).expect("config");
+    let lost = text.replacen("name = \"bronze\"", "name = \"copper\"", 1);
+    let edited = Cli {
+        config: {
+            let mut f = tempfile::NamedTempFile::new().expect("temp");
+            f.write_all(lost.as_bytes()).expect("write");
+            f
+        },
+        url: cli.url.clone(),
+    };
+    let out = edited.run(&["check", "--against"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("REFUSED: tier \"bronze\" has 1 player(s) placed")
+            && said.contains("renamed_from = \"bronze\""),
+        "{said}"
+    );
+    let renamed = lost.replacen(
+        "name = \"copper\"",
+        "name = \"copper\"\nrenamed_from = \"bronze\"",
+        1,
+    );
+    std::fs::write(edited.config.path(), renamed).expect("write");
+    let out = edited.run(&["check", "--against"], None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("tier \"bronze\" is renamed \"copper\""),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

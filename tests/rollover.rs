@@ -703,3 +703,120 @@ on_both!(
         assert_eq!(shown.map(|o| o.period), Some(2));
     }
 );
+
+/// The same league under an edited season file (same store, same key prefix).
+fn edited<S: Store + Clone>(
+    league: &League<S>,
+    clock: &ManualClock,
+    edit: impl Fn(String) -> String,
+) -> League<S> {
+    let text = season_text(&league.season().key_prefix, "on_first_score", "stay");
+    let edited = edit(text);
+    let season = Season::from_toml(&edited, "edited.toml").expect("edited season");
+    League::with_clock(season, league.store().clone(), Arc::new(clock.clone()))
+}
+
+on_both!(
+    season_edits_between_periods,
+    ("on_first_score", "stay"),
+    |league, clock| {
+        for (i, p) in ["a", "b", "c", "d"].iter().enumerate() {
+            score(&league, &clock, p, 40 - 10 * i as i64, day(0, 2)).await;
+        }
+        clock.set(closable(1));
+        league
+            .rollover(None, RolloverOptions::default())
+            .await
+            .expect("rollover of period 1");
+        // The designer renames silver, promotes two from bronze, and adds a top tier.
+        let next = edited(&league, &clock, |t| {
+            t.replace(
+                "name = \"silver\"",
+                "name = \"argent\"\nrenamed_from = \"silver\"",
+            )
+            .replacen("promote = 1\ndemote = 0", "promote = 2\ndemote = 0", 1)
+            .replace(
+                "name = \"gold\"\npromote = 0",
+                "name = \"gold\"\npromote = 1",
+            ) + "[[tiers]]\nname = \"diamond\"\npromote = 0\ndemote = 1\n"
+        });
+        let edits = next.compare_with_live().await.expect("compare");
+        assert!(edits.refused.is_empty(), "{edits:?}");
+        let said = edits.changes.join("\n");
+        for needle in [
+            "tier \"silver\" is renamed \"argent\"",
+            "tier \"bronze\": promote 1 -> 2",
+            "new tier \"diamond\"",
+            "tier \"gold\": promote 0 -> 1",
+        ] {
+            assert!(said.contains(needle), "{needle:?} in {said}");
+        }
+        assert_eq!(edits.running, 2);
+        // a was promoted to silver: under the new file a is in argent.
+        let a = next
+            .join("a", Some(now(&clock, day(1, 1))))
+            .await
+            .expect("a joins");
+        assert_eq!(a.tier, "argent");
+        assert_eq!(a.last.map(|l| l.next_tier), Some("silver".to_owned()));
+        score(&next, &clock, "a", 5, day(1, 1)).await;
+        for (i, p) in ["b", "c", "d"].iter().enumerate() {
+            score(&next, &clock, p, 30 - 10 * i as i64, day(1, 2)).await;
+        }
+        // A file that loses the tier a is placed in is refused by the rollover, and
+        // nothing is written; so is a changed bracket size.
+        clock.set(closable(2));
+        let lost = edited(&league, &clock, |t| {
+            t.replace("[[tiers]]\nname = \"silver\"\npromote = 1\ndemote = 1\nrewards = [{ ranks = \"1\", grant = \"gems:500\" }]\n", "")
+        });
+        assert_eq!(lost.season().tiers.len(), 2, "the edit removed a tier");
+        let refused = lost.compare_with_live().await.expect("compare");
+        assert!(
+            refused.refused.iter().any(|r| r
+                .contains("tier \"argent\" has 0 player(s) placed in period 3 and 1 in period 2")),
+            "{refused:?}"
+        );
+        let e = lost
+            .rollover(None, RolloverOptions::default())
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("renamed_from = \"argent\""), "{e}");
+        let resized = edited(&league, &clock, |t| t.replace("size = 4", "size = 5"));
+        let e = resized
+            .rollover(None, RolloverOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("brackets.size is 4 in the live league and 5"),
+            "{e}"
+        );
+        assert_eq!(
+            next.rollover(None, RolloverOptions::default().dry_run(true))
+                .await
+                .expect("dry run")
+                .closed_through,
+            1,
+            "the refused runs closed nothing"
+        );
+        // The edited file closes period 2 with its new rules: two promoted from bronze.
+        let report = next
+            .rollover(None, RolloverOptions::default())
+            .await
+            .expect("rollover of period 2");
+        let bronze = &report.closed[0].tiers["bronze"];
+        assert_eq!(bronze.promoted, 2, "{report:?}");
+        for (p, tier) in [
+            ("a", "gold"),
+            ("b", "argent"),
+            ("c", "argent"),
+            ("d", "bronze"),
+        ] {
+            let placed = next
+                .join(p, Some(now(&clock, day(2, 1))))
+                .await
+                .expect("join");
+            assert_eq!(placed.tier, tier, "{p}");
+        }
+    }
+);

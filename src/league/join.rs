@@ -89,7 +89,7 @@ impl<S: Store> League<S> {
         let Some(s) = state else {
             return Ok((self.tier_name(0), None));
         };
-        let Some((index, _)) = self.season.tier(&s.tier) else {
+        let Some((index, _)) = self.season.tier_by_any_name(&s.tier) else {
             // The tier was removed from the season: start again at the bottom.
             return Ok((self.tier_name(0), None));
         };
@@ -108,7 +108,9 @@ impl<S: Store> League<S> {
         };
         let (base, skipped) = match &last {
             Some(o) => (
-                self.season.tier(&o.next_tier).map_or(index, |(i, _)| i),
+                self.season
+                    .tier_by_any_name(&o.next_tier)
+                    .map_or(index, |(i, _)| i),
                 period - s.period - 1,
             ),
             // Never reached the board (or its record has expired): the period counts

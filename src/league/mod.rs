@@ -267,7 +267,8 @@ impl<S: Store> League<S> {
     }
 
     pub(crate) fn check_tier(&self, tier: &str) -> Result<(), InputError> {
-        match self.season.tier(tier) {
+        // A renamed tier's old name still reads the periods played under it.
+        match self.season.tier_by_any_name(tier) {
             Some(_) => Ok(()),
             None => Err(InputError::UnknownTier {
                 tier: truncate(tier),

@@ -211,7 +211,7 @@ impl<S: Store> League<S> {
         if let Some(s) = self.store().outcome(bk, player).await? {
             return Ok(outcome::decode(player, &s));
         }
-        let Some((tier_index, _)) = self.season().tier(tier) else {
+        let Some((tier_index, _)) = self.season().tier_by_any_name(tier) else {
             return Ok(None);
         };
         // A period the season has closed but with no outcome for this player: its

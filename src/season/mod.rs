@@ -176,6 +176,10 @@ pub struct Tier {
     pub demote: Quota,
     /// Rewards by rank.
     pub rewards: Vec<Reward>,
+    /// The tier's name before a rename (`renamed_from`): live data under that name
+    /// (placements, outcomes' next tiers, a running period's brackets) belongs to
+    /// this tier.
+    pub renamed_from: Option<String>,
 }
 
 /// What happens to idle players and players who skip periods.
@@ -376,6 +380,17 @@ impl Season {
     /// The tier with this name and its index (0 = lowest).
     pub fn tier(&self, name: &str) -> Option<(usize, &Tier)> {
         self.tiers.iter().enumerate().find(|(_, t)| t.name == name)
+    }
+
+    /// The tier that live data named `name` belongs to: the tier of that name, or
+    /// the one declared `renamed_from` it.
+    pub fn tier_by_any_name(&self, name: &str) -> Option<(usize, &Tier)> {
+        self.tier(name).or_else(|| {
+            self.tiers
+                .iter()
+                .enumerate()
+                .find(|(_, t)| t.renamed_from.as_deref() == Some(name))
+        })
     }
 
     /// The tier index after `skipped` whole periods without playing, from `tier`, by

@@ -162,6 +162,8 @@ pub(super) struct RawTier {
     pub(super) promote: Spanned<toml::Value>,
     pub(super) demote: Spanned<toml::Value>,
     pub(super) rewards: Option<Vec<Spanned<RawReward>>>,
+    /// The tier's name before a rename, so that live players keep their tier.
+    pub(super) renamed_from: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

@@ -204,6 +204,23 @@ pub trait RolloverStore: Send + Sync + 'static {
         period: u64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// A field of the season's own record (`shape`, `ladder`: what the league last ran
+    /// with), if set.
+    fn season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Sets a field of the season's record; with `keep`, only if it is not set yet.
+    fn set_season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+        value: &str,
+        keep: bool,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// Starts closing a period: marks it `closing` (joins are refused from now on) and
     /// returns its summary if it is already closed, and its join counters. Refused with
     /// [`StoreError::Time`] before `check` allows the close; nothing is written then.

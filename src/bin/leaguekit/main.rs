@@ -74,7 +74,7 @@ enum Command {
 async fn run(cli: Cli) -> Result<(), Failure> {
     let season = load_season(&cli)?;
     match &cli.command {
-        Command::Check(args) => check::run(&season, args),
+        Command::Check(args) => check::run(&cli, season, args).await,
         Command::Join(args) => play::join(&cli, season, args).await,
         Command::Submit(args) => play::submit(&cli, season, args).await,
         Command::Standings(args) => boards::standings(&cli, season, args).await,

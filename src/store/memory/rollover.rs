@@ -18,6 +18,33 @@ impl RolloverStore for MemoryStore {
         Ok(())
     }
 
+    async fn season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let data = self.data();
+        Ok(data
+            .season_fields
+            .get(&season.base)
+            .and_then(|f| f.get(field).cloned()))
+    }
+
+    async fn set_season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+        value: &str,
+        keep: bool,
+    ) -> Result<(), StoreError> {
+        let mut data = self.data();
+        let fields = data.season_fields.entry(season.base.clone()).or_default();
+        if !(keep && fields.contains_key(field)) {
+            fields.insert(field.to_owned(), value.to_owned());
+        }
+        Ok(())
+    }
+
     async fn begin_close(
         &self,
         period: &PeriodKeys,

@@ -87,6 +87,38 @@ impl RolloverStore for RedisStore {
         Ok(Some(text(&reply, "period summary")?.to_owned()))
     }
 
+    async fn season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(&season.meta).arg(format!("season:{field}"));
+        let reply = self
+            .command("season_field", Retry::Idempotent, &cmd)
+            .await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        text(&reply, "season field").map(|s| Some(s.to_owned()))
+    }
+
+    async fn set_season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+        value: &str,
+        keep: bool,
+    ) -> Result<(), StoreError> {
+        let mut cmd = ::redis::cmd(if keep { "HSETNX" } else { "HSET" });
+        cmd.arg(&season.meta)
+            .arg(format!("season:{field}"))
+            .arg(value);
+        self.command("set_season_field", Retry::Idempotent, &cmd)
+            .await?;
+        Ok(())
+    }
+
     async fn save_tops(
         &self,
         period: &PeriodKeys,
