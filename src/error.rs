@@ -172,6 +172,14 @@ pub enum InputError {
         /// The tiers that exist, comma separated.
         known: String,
     },
+    /// A cohort label the season does not declare.
+    #[error("unknown cohort {cohort:?}: {known}; pass a declared label, or none")]
+    UnknownCohort {
+        /// The label given (truncated).
+        cohort: String,
+        /// What the season's cohorts are.
+        known: String,
+    },
     /// A bracket number of 0 (brackets are numbered from 1).
     #[error("bracket numbers start at 1; got {bracket}")]
     BadBracket {

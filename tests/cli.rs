@@ -500,3 +500,51 @@ fn check_against_the_live_league() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Cohorts from the command line: join and first scores carry a label, reads take
+/// --cohort, an undeclared label is refused.
+#[test]
+fn cohorts_on_the_command_line() {
+    let cli = Cli::new("cohorts");
+    let text = std::fs::read_to_string(cli.config.path()).expect("config");
+    std::fs::write(
+        cli.config.path(),
+        text.replacen("# [cohorts]", "[cohorts]", 1).replacen(
+            "# values = [\"eu\"",
+            "values = [\"eu\"",
+            1,
+        ),
+    )
+    .expect("write");
+    let at = rfc(now() - chrono::Duration::minutes(1));
+    let j = cli.json(&["join", "ana", "--cohort", "eu", "--at", &at]);
+    assert_eq!(
+        (j["cohort"].as_str(), j["bracket"].as_u64()),
+        (Some("eu"), Some(1))
+    );
+    let s = cli.json(&["submit", "bo", "7", "--cohort", "na", "--at", &at]);
+    assert_eq!(s["cohort"].as_str(), Some("na"));
+    let period = s["period"].as_u64().expect("period").to_string();
+    let st = cli.json(&[
+        "standings",
+        "bronze",
+        "1",
+        "--cohort",
+        "na",
+        "--period",
+        &period,
+    ]);
+    assert_eq!(
+        (st["cohort"].as_str(), st["entries"][0]["player"].as_str()),
+        (Some("na"), Some("bo"))
+    );
+    let counts = cli.json(&["counts", "--period", &period, "--cohort", "eu"]);
+    assert_eq!(counts[0]["players"].as_u64(), Some(1));
+    let top = cli.json(&["top", "bronze", "--period", &period]);
+    assert_eq!(top["entries"].as_array().map(Vec::len), Some(2));
+    cli.fails(
+        &["join", "cy", "--cohort", "mars", "--at", &at],
+        2,
+        "unknown cohort",
+    );
+}

@@ -1238,3 +1238,35 @@ fn renamed_from_names_a_tier_that_is_gone() {
     let (_, _, m) = invalid(&t);
     assert!(m.contains("renamed_from"), "{m}");
 }
+
+#[test]
+fn cohorts_are_declared_by_list_or_pattern() {
+    let s = load(&format!("{BASE}\n[cohorts]\nvalues = [\"eu\", \"na\"]\n"));
+    let c = s.cohorts.as_ref().expect("cohorts");
+    assert!(c.check("eu").is_ok() && c.check("asia").is_err());
+    let s = load(&format!("{BASE}\n[cohorts]\npattern = \"[a-z]{{2,8}}\"\n"));
+    let c = s.cohorts.as_ref().expect("cohorts");
+    assert!(c.check("asia").is_ok());
+    assert!(
+        c.check("EU").is_err(),
+        "the pattern matches the whole label"
+    );
+    assert!(
+        c.check("a@b").is_err(),
+        "labels are part of keys: a plain alphabet"
+    );
+    assert!(load(BASE).cohorts.is_none());
+    for (section, needle) in [
+        ("values = []", "cohorts.values is empty"),
+        ("values = [\"eu\", \"eu\"]", "listed twice"),
+        ("values = [\"e u\"]", "labels are 1-32 characters"),
+        ("pattern = \"[a-\"", "not a valid regular expression"),
+        ("values = [\"eu\"]\npattern = \"x\"", "exactly one of"),
+        ("region = \"eu\"", "unknown key `region`"),
+    ] {
+        let t = format!("{BASE}\n[cohorts]\n{section}\n");
+        let (line, _, m) = invalid(&t);
+        assert!(m.contains(needle), "{section}: {m}");
+        assert!(line >= line_of(&t, "[cohorts]"), "{section}: line {line}");
+    }
+}

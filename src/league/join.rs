@@ -27,7 +27,10 @@ pub struct Placement {
     pub period: PeriodId,
     /// The tier name.
     pub tier: String,
-    /// The bracket number, from 1.
+    /// The cohort the player is placed in for the period (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
+    /// The bracket number, from 1 (within the tier's cohort).
     pub bracket: u32,
     /// On the reply that placed the player in this period: their result in the last
     /// period they played (`null` for a new player, or if that result has expired).
@@ -36,6 +39,32 @@ pub struct Placement {
     /// On the reply that placed the player in this period: their rewards not yet
     /// claimed (so the game can offer them at once). `null` on every later reply.
     pub pending_rewards: Option<Vec<RewardGrant>>,
+}
+
+/// Options of [`League::join_with`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JoinOptions {
+    /// The event's time; defaults to now.
+    pub at: Option<DateTime<Utc>>,
+    /// The cohort to be placed in (a label of the season's `[cohorts]`); defaults to
+    /// the cohort of the player's last placement. Ignored once the player is placed
+    /// in the period: a player keeps their cohort for the period.
+    pub cohort: Option<String>,
+}
+
+impl JoinOptions {
+    /// Sets the event time.
+    pub fn at(mut self, at: DateTime<Utc>) -> Self {
+        self.at = Some(at);
+        self
+    }
+
+    /// Sets the cohort.
+    pub fn cohort(mut self, cohort: impl Into<String>) -> Self {
+        self.cohort = Some(cohort.into());
+        self
+    }
 }
 
 /// What a player placed in a new period is told once: their previous result and
@@ -94,7 +123,8 @@ impl<S: Store> League<S> {
             return Ok((self.tier_name(0), None));
         };
         if s.period >= period {
-            return Ok((s.tier.clone(), None));
+            let (tier, _) = crate::season::split_group(&s.tier);
+            return Ok((tier.to_owned(), None));
         }
         let last = match close {
             Some(now) => {
@@ -119,7 +149,8 @@ impl<S: Store> League<S> {
         };
         let last = last.map(|o: Outcome| LastOutcome {
             period: s.period,
-            tier: s.tier.clone(),
+            tier: crate::season::split_group(&s.tier).0.to_owned(),
+            cohort: crate::season::split_group(&s.tier).1.map(str::to_owned),
             bracket: s.bracket,
             rank: o.rank,
             score: o.score,
@@ -135,19 +166,30 @@ impl<S: Store> League<S> {
 
     /// Places `player` in a bracket of their tier for the period of `at` (default now).
     /// Joining again returns the same bracket.
-    #[instrument(skip(self), err(level = "debug"))]
     pub async fn join(&self, player: &str, at: Option<DateTime<Utc>>) -> Result<Placement, Error> {
+        self.join_with(player, JoinOptions { at, cohort: None })
+            .await
+    }
+
+    /// [`League::join`] with options: the time and the cohort.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn join_with(&self, player: &str, options: JoinOptions) -> Result<Placement, Error> {
         validate_player(player)?;
+        self.validate_cohort(options.cohort.as_deref())?;
         let now = self.now().await?;
-        let at = normalize_time(at.unwrap_or(now));
+        let at = normalize_time(options.at.unwrap_or(now));
         let period = self.period_at(Some(at))?;
         self.check_time(&period, at, now, false)?;
-        let (placed, welcome) = self.place(player, &period, at, now).await?;
+        let (placed, welcome) = self
+            .place(player, &period, at, now, options.cohort.as_deref())
+            .await?;
         let (last, pending_rewards) = Welcome::fields(welcome);
+        let (tier, cohort) = crate::season::split_group(&placed.tier);
         Ok(Placement {
             player: player.to_owned(),
             period: period.id,
-            tier: placed.tier.clone(),
+            tier: tier.to_owned(),
+            cohort: cohort.map(str::to_owned),
             bracket: placed.bracket,
             last,
             pending_rewards,
@@ -171,6 +213,7 @@ impl<S: Store> League<S> {
         period: &Period,
         at: DateTime<Utc>,
         now: DateTime<Utc>,
+        cohort: Option<&str>,
     ) -> Result<(Arc<Placed>, Option<Welcome>), Error> {
         if let Some(hit) = self.cached(player, period.id) {
             return Ok((hit, None));
@@ -181,6 +224,9 @@ impl<S: Store> League<S> {
         let (tier, last) = self
             .next_tier_and_last(player, state.as_ref(), period.id, Some(now))
             .await?;
+        // The tier's boards of the player's cohort: a counter and brackets of their own.
+        let cohort = self.cohort_for(cohort, state.as_ref().map(|s| s.tier.as_str()));
+        let tier = crate::season::board_group(&tier, cohort.as_deref());
         let size = self.season.brackets.size;
         let ttl = self.ttl_secs(period.id);
         let mut replace_full = None;
@@ -279,6 +325,7 @@ impl<S: Store> League<S> {
         period: &Period,
         at: DateTime<Utc>,
         now: DateTime<Utc>,
+        cohort: Option<&str>,
     ) -> Result<(Arc<Placed>, Option<Welcome>), Error> {
         if let Some(hit) = self.cached(player, period.id) {
             return Ok((hit, None));
@@ -295,7 +342,7 @@ impl<S: Store> League<S> {
                 // A first score is a join: it must pass the join's time rules even when
                 // it carries a request id.
                 self.check_time(period, at, now, false)?;
-                self.place(player, period, at, now).await
+                self.place(player, period, at, now, cohort).await
             }
             JoinPolicy::Explicit => Err(InputError::NotJoined {
                 player: player.to_owned(),

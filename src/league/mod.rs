@@ -29,9 +29,9 @@ mod join;
 mod time;
 mod view;
 
-pub use join::Placement;
 pub(crate) use join::Welcome;
-pub use view::{PlayerView, TierCount};
+pub use join::{JoinOptions, Placement};
+pub use view::{CohortCount, PlayerView, TierCount};
 
 use crate::store::Store;
 
@@ -266,7 +266,44 @@ impl<S: Store> League<S> {
             .join(", ")
     }
 
+    /// A cohort label the season declares (or none).
+    pub(crate) fn validate_cohort(&self, cohort: Option<&str>) -> Result<(), InputError> {
+        let Some(label) = cohort else {
+            return Ok(());
+        };
+        let known = match &self.season.cohorts {
+            None => {
+                Err("this season declares no cohorts (add [cohorts] to the season file)".to_owned())
+            }
+            Some(c) => c.check(label),
+        };
+        known.map_err(|known| InputError::UnknownCohort {
+            cohort: truncate(label),
+            known,
+        })
+    }
+
+    /// A player's cohort for a new placement: the one given, else the one of their
+    /// last placement while the season still declares it.
+    pub(crate) fn cohort_for(
+        &self,
+        given: Option<&str>,
+        last_group: Option<&str>,
+    ) -> Option<String> {
+        if let Some(c) = given {
+            return Some(c.to_owned());
+        }
+        let (_, last) = crate::season::split_group(last_group?);
+        let last = last?;
+        self.validate_cohort(Some(last)).ok()?;
+        Some(last.to_owned())
+    }
+
+    /// A tier name, or a cohort's boards of a tier (`tier@cohort`, see
+    /// [`crate::season::board_group`]), that reads may name.
     pub(crate) fn check_tier(&self, tier: &str) -> Result<(), InputError> {
+        let (_, cohort) = crate::season::split_group(tier);
+        self.validate_cohort(cohort)?;
         // A renamed tier's old name still reads the periods played under it.
         match self.season.tier_by_any_name(tier) {
             Some(_) => Ok(()),
@@ -300,7 +337,7 @@ impl<S: Store> League<S> {
         // (from data of an older season file) gets an index past the season's.
         let index = self
             .season
-            .tier(tier)
+            .tier_by_any_name(tier)
             .map_or(self.season.tiers.len(), |(i, _)| i);
         let mut brackets = self.brackets.lock().unwrap_or_else(|e| e.into_inner());
         if brackets.len() >= CACHE_LIMIT {

@@ -30,6 +30,9 @@ pub struct Submission {
     pub period: PeriodId,
     /// The player's tier.
     pub tier: String,
+    /// The player's cohort for the period (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
     /// The player's bracket.
     pub bracket: u32,
     /// The score after the update (for a repeated request id: after the first one).
@@ -69,7 +72,10 @@ pub struct Standings {
     pub period: PeriodId,
     /// The tier.
     pub tier: String,
-    /// The bracket.
+    /// The cohort whose brackets these are (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
+    /// The bracket (within the tier's cohort).
     pub bracket: u32,
     /// Players in the bracket.
     pub players: u64,
@@ -86,9 +92,18 @@ pub struct SubmitOptions {
     pub request_id: Option<String>,
     /// The event's time; defaults to the clock's now.
     pub at: Option<DateTime<Utc>>,
+    /// The cohort a first score places the player in (a label of the season's
+    /// `[cohorts]`); ignored once the player is placed in the period.
+    pub cohort: Option<String>,
 }
 
 impl SubmitOptions {
+    /// Sets the cohort of the placement a first score makes.
+    pub fn cohort(mut self, cohort: impl Into<String>) -> Self {
+        self.cohort = Some(cohort.into());
+        self
+    }
+
     /// Sets the request id.
     pub fn request_id(mut self, id: impl Into<String>) -> Self {
         self.request_id = Some(id.into());

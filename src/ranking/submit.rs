@@ -78,10 +78,12 @@ impl<S: Store> League<S> {
         };
         let (score, _) = self.season.packing.unpack(reply.packed);
         let (last, pending_rewards) = Welcome::fields(welcome);
+        let (tier, cohort) = crate::season::split_group(&placed.tier);
         Ok(Submission {
             player: player.to_owned(),
             period,
-            tier: placed.tier.clone(),
+            tier: tier.to_owned(),
+            cohort: cohort.map(str::to_owned),
             bracket: placed.bracket,
             score,
             rank: reply.rank + 1,
@@ -103,6 +105,7 @@ impl<S: Store> League<S> {
         if let Some(id) = &options.request_id {
             validate_request_id(id)?;
         }
+        self.validate_cohort(options.cohort.as_deref())?;
         let max = self.season.packing.max_score();
         let mode = self.season.scoring.mode;
         // Values that can never be valid are refused before the player is placed, so
@@ -147,7 +150,13 @@ impl<S: Store> League<S> {
         let item = self.precheck(player, value, &options, now)?;
         let request_id = options.request_id.as_deref();
         let (mut placed, mut welcome) = self
-            .placement_for_update(player, &item.period, item.at, now)
+            .placement_for_update(
+                player,
+                &item.period,
+                item.at,
+                now,
+                options.cohort.as_deref(),
+            )
             .await?;
         let mut reply = self
             .store
@@ -188,7 +197,8 @@ impl<S: Store> League<S> {
             "player missing from their board (the store lost data?); placing them again"
         );
         self.check_time(&item.period, item.at, now, false)?;
-        self.place(player, &item.period, item.at, now).await
+        // The cohort of the lost placement is the one in the player's state.
+        self.place(player, &item.period, item.at, now, None).await
     }
 
     /// Submits many updates; the updates themselves go to the store in one pipelined
@@ -209,7 +219,13 @@ impl<S: Store> League<S> {
         for (i, item) in items.iter().enumerate() {
             let prepared = match self.precheck(&item.player, item.value, &item.options, now) {
                 Ok(p) => self
-                    .placement_for_update(&item.player, &p.period, p.at, now)
+                    .placement_for_update(
+                        &item.player,
+                        &p.period,
+                        p.at,
+                        now,
+                        item.options.cohort.as_deref(),
+                    )
                     .await
                     .map(|placed| (p, placed)),
                 Err(e) => Err(e),

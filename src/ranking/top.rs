@@ -39,7 +39,10 @@ pub struct TopEntry {
     pub player: String,
     /// Their score.
     pub score: u64,
-    /// Their bracket.
+    /// Their cohort (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
+    /// Their bracket (within their cohort).
     pub bracket: u32,
     /// Their cached profile (`{}` if none).
     pub profile: serde_json::Value,
@@ -53,7 +56,10 @@ pub struct TierTop {
     pub period: PeriodId,
     /// The tier.
     pub tier: String,
-    /// Brackets in the tier.
+    /// The cohort the list is of (absent: the whole tier, across cohorts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
+    /// Brackets in the tier (or its cohort).
     pub brackets: u64,
     /// True for a closed period's list, frozen at its rollover.
     pub frozen: bool,
@@ -71,12 +77,15 @@ type TopCell = Arc<tokio::sync::OnceCell<Arc<TierTop>>>;
 struct Candidate {
     packed: u64,
     entry: RawEntry,
-    bracket: u32,
+    /// Index into the merge's brackets.
+    from: usize,
 }
 
 impl<S: Store> League<S> {
     /// The best `limit` players (at most [`MAX_TOP`]) of `tier` in `period` (default:
     /// the current one), across its brackets, each with their bracket and profile.
+    /// `tier` may name one cohort's boards as `tier@cohort`
+    /// ([`crate::season::board_group`]); a tier alone ranks all its cohorts together.
     /// Ties order as inside a bracket: score, then the time it was reached, then
     /// player id. A closed period's list is the one frozen at its rollover; the
     /// running period's is at most [`TOP_CACHE`] old.
@@ -140,17 +149,25 @@ impl<S: Store> League<S> {
         tier: &str,
         limit: u64,
     ) -> Result<TierTop, Error> {
-        let joined = self
-            .store
-            .joined(&self.keys.period(period))
-            .await?
-            .into_iter()
-            .find(|(t, _)| t == tier)
-            .map_or(0, |(_, n)| n);
+        // The board groups of the tier (one per cohort), or of the one cohort asked.
+        let (_, want_cohort) = crate::season::split_group(tier);
+        let want_tier = self.season.tier_by_any_name(tier).map(|(i, _)| i);
         let size = u64::from(self.season.brackets.size);
-        let brackets = joined.div_ceil(size);
-        let keys: Vec<_> = (1..=brackets)
-            .map(|b| self.keys.bracket(period, tier, b as u32))
+        let mut sources: Vec<(String, u32)> = Vec::new();
+        for (group, n) in self.store.joined(&self.keys.period(period)).await? {
+            let (_, cohort) = crate::season::split_group(&group);
+            let same_tier = self.season.tier_by_any_name(&group).map(|(i, _)| i) == want_tier;
+            if same_tier && (want_cohort.is_none() || cohort == want_cohort) {
+                for b in 1..=n.div_ceil(size) {
+                    sources.push((group.clone(), u32::try_from(b).unwrap_or(u32::MAX)));
+                }
+            }
+        }
+        sources.sort();
+        let brackets = sources.len() as u64;
+        let keys: Vec<_> = sources
+            .iter()
+            .map(|(group, b)| self.keys.bracket(period, group, *b))
             .collect();
         let wanted = usize::try_from(limit).unwrap_or(usize::MAX);
         let mut candidates: Vec<Candidate> = Vec::new();
@@ -178,7 +195,7 @@ impl<S: Store> League<S> {
                     candidates.push(Candidate {
                         packed: entry.packed,
                         entry,
-                        bracket: i as u32 + 1,
+                        from: i,
                     });
                 }
             }
@@ -209,18 +226,22 @@ impl<S: Store> League<S> {
             .enumerate()
             .map(|(r, c)| {
                 let standing = self.standing(0, r, c.entry);
+                let (group, bracket) = &sources[c.from];
                 TopEntry {
                     rank: standing.rank,
                     player: standing.player,
                     score: standing.score,
-                    bracket: c.bracket,
+                    cohort: crate::season::split_group(group).1.map(str::to_owned),
+                    bracket: *bracket,
                     profile: standing.profile,
                 }
             })
             .collect();
+        let (tier_name, cohort) = crate::season::split_group(tier);
         Ok(TierTop {
             period,
-            tier: tier.to_owned(),
+            tier: tier_name.to_owned(),
+            cohort: cohort.map(str::to_owned),
             brackets,
             frozen: false,
             entries,

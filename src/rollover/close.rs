@@ -80,7 +80,18 @@ impl<S: Store> League<S> {
         // Every board is frozen now: the tier-wide lists are final. They are kept
         // with the period before it is marked closed, so a closed period has them.
         let mut tops = Vec::new();
-        for (tier, _) in joins.iter().filter(|(_, n)| *n > 0) {
+        // Each cohort's list and each tier's list across its cohorts.
+        let mut lists: Vec<String> = Vec::new();
+        for (group, _) in joins.iter().filter(|(_, n)| *n > 0) {
+            let (tier, cohort) = crate::season::split_group(group);
+            lists.push(tier.to_owned());
+            if cohort.is_some() {
+                lists.push(group.clone());
+            }
+        }
+        lists.sort();
+        lists.dedup();
+        for tier in &lists {
             let mut top = self.merge_top(period.id, tier, MAX_TOP).await?;
             top.frozen = true;
             let json = serde_json::to_string(&top)

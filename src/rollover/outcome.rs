@@ -32,6 +32,9 @@ pub struct LastOutcome {
     pub period: crate::season::calendar::PeriodId,
     /// The tier played.
     pub tier: String,
+    /// The cohort played in (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
     /// The bracket played.
     pub bracket: u32,
     /// Final rank.

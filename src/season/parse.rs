@@ -92,6 +92,7 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         scoring,
         profiles,
         tiers,
+        cohorts: super::cohorts::parse(&src, raw.cohorts.as_ref())?,
         idle,
         retention,
         clock,
@@ -120,6 +121,7 @@ pub(super) struct RawSeason {
     pub(super) retention: Option<RawRetention>,
     pub(super) clock: Option<RawClock>,
     pub(super) simulation: Option<RawSimulation>,
+    pub(super) cohorts: Option<Spanned<super::cohorts::RawCohorts>>,
 }
 
 #[derive(Deserialize)]

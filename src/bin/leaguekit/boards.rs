@@ -3,17 +3,21 @@
 
 use clap::Args;
 use leaguekit::Season;
+use leaguekit::season::board_group;
 
 use crate::Cli;
-use crate::common::{Failure, print, redis_league};
+use crate::common::{Failure, print, redis_league, usage};
 
 /// A page of a bracket's standings with cached profiles.
 #[derive(Args, Debug)]
 pub(crate) struct StandingsArgs {
     /// Tier name.
     tier: String,
-    /// Bracket number (from 1).
+    /// Bracket number (from 1; within the cohort with --cohort).
     bracket: u32,
+    /// The cohort's brackets of the tier.
+    #[arg(long)]
+    cohort: Option<String>,
     /// Period id [default: current].
     #[arg(long)]
     period: Option<u64>,
@@ -50,6 +54,9 @@ pub(crate) struct TopArgs {
     /// Entries to show (at most 1000).
     #[arg(long, default_value_t = 100)]
     limit: u64,
+    /// One cohort's list [default: the whole tier, across cohorts].
+    #[arg(long)]
+    cohort: Option<String>,
 }
 
 /// Players and brackets per tier in a period.
@@ -58,6 +65,9 @@ pub(crate) struct CountsArgs {
     /// Period id [default: current].
     #[arg(long)]
     period: Option<u64>,
+    /// Only this cohort's players and brackets.
+    #[arg(long)]
+    cohort: Option<String>,
 }
 
 pub(crate) async fn standings(
@@ -68,7 +78,7 @@ pub(crate) async fn standings(
     let league = redis_league(cli, season).await?;
     let page = league
         .standings(
-            &args.tier,
+            &board_group(&args.tier, args.cohort.as_deref()),
             args.bracket,
             args.period,
             args.offset,
@@ -96,10 +106,31 @@ pub(crate) async fn around(cli: &Cli, season: Season, args: &AroundArgs) -> Resu
 
 pub(crate) async fn counts(cli: &Cli, season: Season, args: &CountsArgs) -> Result<(), Failure> {
     let league = redis_league(cli, season).await?;
-    print(&league.counts(args.period).await?)
+    let mut counts = league.counts(args.period).await?;
+    if let Some(want) = &args.cohort {
+        let known = match &league.season().cohorts {
+            None => Err("this season declares no cohorts".to_owned()),
+            Some(c) => c.check(want),
+        };
+        known.map_err(|why| usage(format!("unknown cohort {want:?}: {why}")))?;
+        // One cohort: each tier's numbers are that cohort's.
+        for c in &mut counts {
+            let mine = c
+                .cohorts
+                .iter()
+                .find(|x| x.cohort.as_deref() == Some(want.as_str()));
+            let (players, brackets) = mine.map_or((0, 0), |x| (x.players, x.brackets));
+            c.players = players;
+            c.brackets = brackets;
+            c.cohorts
+                .retain(|x| x.cohort.as_deref() == Some(want.as_str()));
+        }
+    }
+    print(&counts)
 }
 
 pub(crate) async fn top(cli: &Cli, season: Season, args: &TopArgs) -> Result<(), Failure> {
     let league = redis_league(cli, season).await?;
-    print(&league.top(&args.tier, args.period, args.limit).await?)
+    let tier = board_group(&args.tier, args.cohort.as_deref());
+    print(&league.top(&tier, args.period, args.limit).await?)
 }

@@ -16,6 +16,10 @@ pub(crate) struct JoinArgs {
     /// Event time, RFC 3339.
     #[arg(long)]
     at: Option<String>,
+    /// Cohort to be placed in (a label of the season's [cohorts]); defaults to the
+    /// player's last cohort.
+    #[arg(long)]
+    cohort: Option<String>,
 }
 
 /// Submit a score value (or a batch of JSON lines with --batch).
@@ -33,10 +37,13 @@ pub(crate) struct SubmitArgs {
     /// Event time, RFC 3339.
     #[arg(long)]
     at: Option<String>,
+    /// Cohort of the placement a first score makes (see join --cohort).
+    #[arg(long)]
+    cohort: Option<String>,
     /// JSON lines `{"player","value","request_id","at"}` from FILE or - (stdin).
     /// Every line gets one output line: applied, refused or unknown. Only lines
     /// with a request id can be replayed safely.
-    #[arg(long, conflicts_with_all = ["player", "value", "request_id", "at"])]
+    #[arg(long, conflicts_with_all = ["player", "value", "request_id", "at", "cohort"])]
     batch: Option<String>,
     /// With --batch: how long to wait for an unreachable store before the rest of
     /// the input is reported as not attempted, in seconds.
@@ -65,9 +72,15 @@ pub(crate) struct ProfileArgs {
 }
 
 pub(crate) async fn join(cli: &Cli, season: Season, args: &JoinArgs) -> Result<(), Failure> {
-    let at = args.at.as_deref().map(parse_time).transpose()?;
+    let mut options = leaguekit::league::JoinOptions::default();
+    if let Some(at) = &args.at {
+        options = options.at(parse_time(at)?);
+    }
+    if let Some(c) = &args.cohort {
+        options = options.cohort(c.clone());
+    }
     let league = redis_league(cli, season).await?;
-    print(&league.join(&args.player, at).await?)
+    print(&league.join_with(&args.player, options).await?)
 }
 
 pub(crate) async fn submit(cli: &Cli, season: Season, args: &SubmitArgs) -> Result<(), Failure> {
@@ -84,6 +97,9 @@ pub(crate) async fn submit(cli: &Cli, season: Season, args: &SubmitArgs) -> Resu
     }
     if let Some(at) = &args.at {
         o = o.at(parse_time(at)?);
+    }
+    if let Some(c) = &args.cohort {
+        o = o.cohort(c.clone());
     }
     print(&league.submit(player, value, o).await?)
 }
