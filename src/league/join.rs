@@ -219,7 +219,10 @@ impl<S: Store> League<S> {
             return Ok((hit, None));
         }
         let pkeys = self.keys.player(player);
-        let state = self.store.player_state(&pkeys).await?;
+        // State, profile and pending rewards in one round trip (one slot).
+        let snapshot = self.store.player_snapshot(&pkeys).await?;
+        let state = snapshot.state;
+        let profile = self.profile_json_of(&snapshot.profile.0, snapshot.profile.1);
         let fresh = state.as_ref().is_none_or(|s| s.period < period.id);
         let (tier, last) = self
             .next_tier_and_last(player, state.as_ref(), period.id, Some(now))
@@ -248,7 +251,6 @@ impl<S: Store> League<S> {
                 .await
                 .map_err(|e| self.join_error(e, period, at))?;
             let placed = self.placed(period.id, &joined.tier, joined.bracket);
-            let profile = self.profile_json(&pkeys).await?;
             let entered = self
                 .store
                 .enter(
@@ -293,12 +295,18 @@ impl<S: Store> League<S> {
             if !fresh {
                 return Ok((placed, None));
             }
-            // Read after the previous bracket was closed (on the spot if need be), so
-            // its reward is among them.
-            let pending_rewards = self
-                .store
-                .rewards(&pkeys)
-                .await?
+            // The previous bracket's reward, when it was granted after the snapshot (the
+            // bracket was closed on the spot just now), is read again.
+            let mut rewards = snapshot.rewards;
+            if let Some(l) = &last
+                && l.reward.is_some()
+            {
+                let source = format!("{}/", l.period);
+                if !rewards.iter().any(|(s, _)| s.starts_with(&source)) {
+                    rewards = self.store.rewards(&pkeys).await?;
+                }
+            }
+            let pending_rewards = rewards
                 .into_iter()
                 .map(|(source, grant)| RewardGrant { source, grant })
                 .collect();

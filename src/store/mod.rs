@@ -70,6 +70,13 @@ pub trait LeagueStore: Send + Sync + 'static {
         ttl_secs: u64,
     ) -> impl Future<Output = Result<Entered, StoreError>> + Send;
 
+    /// The player's state, profile and pending rewards (what a placement needs), in
+    /// one round trip: the three are keys of the player's slot.
+    fn player_snapshot(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> impl Future<Output = Result<PlayerSnapshot, StoreError>> + Send;
+
     /// Players joined per tier in the period (tiers with nobody are absent).
     fn joined(
         &self,

@@ -333,20 +333,25 @@ impl RankingStore for RedisStore {
         let mut cmd = ::redis::cmd("HGETALL");
         cmd.arg(player_keys.profile());
         let reply = self.command("profile", Retry::Idempotent, &cmd).await?;
-        let mut version = 0;
-        let mut fields = Vec::new();
-        for (k, v) in pairs(reply, "profile")? {
-            if k == "#v" {
-                version = v
-                    .parse()
-                    .map_err(|_| protocol(format!("profile version {v:?}")))?;
-            } else {
-                fields.push((k, v));
-            }
-        }
-        fields.sort();
-        Ok((fields, version))
+        parse_profile(reply)
     }
+}
+
+/// A profile's fields (sorted) and version from its hash (`#v` is the version).
+pub(super) fn parse_profile(reply: Value) -> Result<(Vec<(String, String)>, u64), StoreError> {
+    let mut version = 0;
+    let mut fields = Vec::new();
+    for (k, v) in pairs(reply, "profile")? {
+        if k == "#v" {
+            version = v
+                .parse()
+                .map_err(|_| protocol(format!("profile version {v:?}")))?;
+        } else {
+            fields.push((k, v));
+        }
+    }
+    fields.sort();
+    Ok((fields, version))
 }
 
 /// `standings.lua` for entries `offset..offset+limit` of the bracket.

@@ -387,12 +387,7 @@ impl RolloverStore for RedisStore {
         let mut cmd = ::redis::cmd("HGETALL");
         cmd.arg(player_keys.rewards());
         let reply = self.command("rewards", Retry::Idempotent, &cmd).await?;
-        let mut pending: Vec<(String, String)> = pairs(reply, "rewards")?
-            .into_iter()
-            .filter_map(|(source, value)| value.strip_prefix("p|").map(|g| (source, g.to_owned())))
-            .collect();
-        pending.sort();
-        Ok(pending)
+        parse_rewards(reply)
     }
 
     async fn claim_rewards(
@@ -438,4 +433,14 @@ impl RolloverStore for RedisStore {
         claimed.sort();
         Ok(claimed)
     }
+}
+
+/// The pending rewards (`p|grant`; `c|` marks a claimed one), sorted.
+pub(super) fn parse_rewards(reply: Value) -> Result<Vec<(String, String)>, StoreError> {
+    let mut pending: Vec<(String, String)> = pairs(reply, "rewards")?
+        .into_iter()
+        .filter_map(|(source, value)| value.strip_prefix("p|").map(|g| (source, g.to_owned())))
+        .collect();
+    pending.sort();
+    Ok(pending)
 }
