@@ -75,7 +75,16 @@ fn season_is_pure_and_imports_nothing_else_of_the_crate() {
     assert_eq!(uses("season"), BTreeSet::new());
     for file in files_of("season") {
         let t = text(&file);
-        for io in ["redis::", "tokio::", "std::net", "std::io::Write"] {
+        // Types such as `std::net::SocketAddr` are data; sockets, runtimes and
+        // writers are I/O.
+        for io in [
+            "redis::",
+            "tokio::",
+            "TcpStream",
+            "TcpListener",
+            "UdpSocket",
+            "std::io::Write",
+        ] {
             assert!(
                 !t.contains(io),
                 "{file:?} uses {io}: the season module does no I/O"
