@@ -83,10 +83,6 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         Some(s) => src.simulation(s)?,
         None => SimulationConfig::default(),
     };
-    let server = match &raw.server {
-        Some(s) => src.server(s)?,
-        None => ServerConfig::default(),
-    };
 
     Ok(Season {
         name,
@@ -96,13 +92,14 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         scoring,
         profiles,
         tiers,
+        cohorts: super::cohorts::parse(&src, raw.cohorts.as_ref())?,
         idle,
         retention,
         clock,
         calendar,
         packing,
         simulation,
-        server,
+        server: super::server::parse(&src, raw.server.as_ref())?,
     })
 }
 
@@ -125,6 +122,7 @@ pub(super) struct RawSeason {
     pub(super) retention: Option<RawRetention>,
     pub(super) clock: Option<RawClock>,
     pub(super) simulation: Option<RawSimulation>,
+    pub(super) cohorts: Option<Spanned<super::cohorts::RawCohorts>>,
     pub(super) server: Option<super::server::RawServer>,
 }
 
@@ -168,6 +166,8 @@ pub(super) struct RawTier {
     pub(super) promote: Spanned<toml::Value>,
     pub(super) demote: Spanned<toml::Value>,
     pub(super) rewards: Option<Vec<Spanned<RawReward>>>,
+    /// The tier's name before a rename, so that live players keep their tier.
+    pub(super) renamed_from: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -620,15 +620,6 @@ pub(super) fn fmt_duration(d: Duration) -> String {
         }
     }
     format!("{ms}ms")
-}
-
-/// `"N"` or `"N-M"`.
-pub(super) fn fmt_ranks(first: u32, last: u32) -> String {
-    if first == last {
-        first.to_string()
-    } else {
-        format!("{first}-{last}")
-    }
 }
 
 /// A length such as `169 h` or `24 h 30 min`.

@@ -104,8 +104,13 @@ pub(super) struct RawServer {
     request_timeout: Option<Spanned<String>>,
 }
 
+/// `[server]`, or the defaults when the section is absent.
+pub(super) fn parse(src: &Src<'_>, raw: Option<&RawServer>) -> Result<ServerConfig, ConfigError> {
+    raw.map_or(Ok(ServerConfig::default()), |r| src.server(r))
+}
+
 impl Src<'_> {
-    pub(super) fn server(&self, raw: &RawServer) -> Result<ServerConfig, ConfigError> {
+    fn server(&self, raw: &RawServer) -> Result<ServerConfig, ConfigError> {
         let mut s = ServerConfig::default();
         if let Some(v) = &raw.listen {
             let text = v.get_ref().trim();
