@@ -12,9 +12,12 @@
 pub mod clock;
 pub mod error;
 pub mod league;
+pub mod metrics;
 pub mod ranking;
 pub mod rollover;
 pub mod season;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod sim;
 pub mod store;
 

@@ -276,6 +276,7 @@ impl<S: Store> League<S> {
                     continue;
                 }
             }
+            crate::metrics::joined(&joined);
             // Entering the board and recording state are idempotent, so a join that
             // was interrupted between its steps is completed by the next join or score.
             self.store

@@ -139,8 +139,20 @@ impl<S: Store> League<S> {
     ///
     /// When the store fails after the update may have been applied, the error is
     /// [`StoreError::Unknown`]: resend only an update that carries a request id.
-    #[instrument(skip(self, options), fields(request_id = options.request_id.as_deref()), err(level = "debug"))]
     pub async fn submit(
+        &self,
+        player: &str,
+        value: i64,
+        options: SubmitOptions,
+    ) -> Result<Submission, Error> {
+        let result = self.submit_one(player, value, options).await;
+        crate::metrics::submitted(&result);
+        result
+    }
+
+    /// [`League::submit`] without its metrics.
+    #[instrument(name = "submit", skip(self, options), fields(request_id = options.request_id.as_deref()), err(level = "debug"))]
+    async fn submit_one(
         &self,
         player: &str,
         value: i64,
@@ -286,6 +298,7 @@ impl<S: Store> League<S> {
                     || Err(InputError::Other("internal: missing result".into()).into()),
                 )
             })
+            .inspect(crate::metrics::submitted)
             .collect()
     }
 

@@ -204,6 +204,7 @@ impl<S: Store> League<S> {
         self.store()
             .finish_bracket(&bk, &tally_to_string(&tally))
             .await?;
+        crate::metrics::bracket_closed(tier);
         Ok(Some(tally))
     }
 

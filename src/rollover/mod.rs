@@ -31,6 +31,7 @@ mod close;
 mod edits;
 mod log;
 pub mod outcome;
+mod reports;
 mod rewards;
 pub mod scheduler;
 
@@ -38,6 +39,7 @@ use close::owner_id;
 pub use edits::SeasonEdits;
 pub use log::OutcomeRecord;
 pub use outcome::{LastOutcome, RewardGrant};
+pub use reports::PeriodRecord;
 
 use std::collections::BTreeMap;
 
@@ -187,6 +189,7 @@ impl<S: Store> League<S> {
         at: Option<DateTime<Utc>>,
         options: RolloverOptions,
     ) -> Result<RolloverReport, Error> {
+        let _timer = crate::metrics::RolloverTimer::start();
         let now = self.now().await?;
         let at = crate::league::normalize_time(at.unwrap_or(now));
         if at > now + self.skew() && !options.dry_run {
@@ -239,6 +242,7 @@ impl<S: Store> League<S> {
                     report.empty += 1;
                     if !options.dry_run {
                         report.closed_through = period.id;
+                        crate::metrics::period_closed(false);
                     }
                     continue;
                 }
@@ -267,6 +271,7 @@ impl<S: Store> League<S> {
                     "period closed"
                 );
                 report.closed.push(closed);
+                crate::metrics::period_closed(options.dry_run);
             }
         }
         if !options.dry_run && report.closed_through > done {

@@ -93,6 +93,8 @@ impl<S: Store> Runner<S> {
             .league
             .rollover(None, RolloverOptions::default())
             .await?;
+        // The players-per-tier gauge of the `metrics` facade (a no-op without a recorder).
+        let _ = crate::metrics::refresh_players(&self.league).await;
         for p in &report.closed {
             info!(
                 why,

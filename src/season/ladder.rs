@@ -312,3 +312,12 @@ impl Src<'_> {
         Ok(s)
     }
 }
+
+/// `"N"` or `"N-M"`.
+fn fmt_ranks(first: u32, last: u32) -> String {
+    if first == last {
+        first.to_string()
+    } else {
+        format!("{first}-{last}")
+    }
+}

@@ -11,8 +11,9 @@
 //! Optional, with defaults: `[brackets]` (size 100, join `on_first_score`), the rest of
 //! `[scoring]` (mode `increment`, time_resolution `1s`, idempotency_window `24h`),
 //! `[profiles]` (no fields, 512 bytes), `[idle]` (policy `stay`), `[retention]`
-//! (4 periods, player data 180 days), `[clock]` (max_skew 5 s) and `[simulation]`
-//! ([`SimulationConfig::default`]).
+//! (4 periods, player data 180 days), `[clock]` (max_skew 5 s), `[simulation]`
+//! ([`SimulationConfig::default`]) and `[server]` (settings of `leaguekit serve`:
+//! [`ServerConfig`]).
 //!
 //! Parsing is in two steps: serde reads the file into raw structs that deny unknown keys
 //! and keep the byte span of every value whose meaning is checked afterwards; the checks
@@ -27,6 +28,7 @@ mod cohorts;
 mod ladder;
 pub mod packing;
 mod parse;
+mod server;
 
 use std::fmt;
 use std::path::Path;
@@ -37,6 +39,7 @@ use crate::season::calendar::Calendar;
 pub use crate::season::calendar::{PeriodRule, Schedule};
 use crate::season::packing::{Packing, ScoreMode};
 pub use cohorts::{Cohorts, MAX_COHORT_LEN};
+pub use server::{MAX_TOKEN_LEN, MIN_TOKEN_LEN, ServerConfig, validate_token};
 
 /// A validated season.
 #[derive(Debug, Clone)]
@@ -70,6 +73,8 @@ pub struct Season {
     pub packing: Packing,
     /// Parameters for the population simulator (`[simulation]`, optional).
     pub simulation: SimulationConfig,
+    /// Settings of `leaguekit serve` (`[server]`, optional).
+    pub server: ServerConfig,
 }
 
 /// How players are placed.

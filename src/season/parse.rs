@@ -99,6 +99,7 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         calendar,
         packing,
         simulation,
+        server: super::server::parse(&src, raw.server.as_ref())?,
     })
 }
 
@@ -122,6 +123,7 @@ pub(super) struct RawSeason {
     pub(super) clock: Option<RawClock>,
     pub(super) simulation: Option<RawSimulation>,
     pub(super) cohorts: Option<Spanned<super::cohorts::RawCohorts>>,
+    pub(super) server: Option<super::server::RawServer>,
 }
 
 #[derive(Deserialize)]
@@ -618,15 +620,6 @@ pub(super) fn fmt_duration(d: Duration) -> String {
         }
     }
     format!("{ms}ms")
-}
-
-/// `"N"` or `"N-M"`.
-pub(super) fn fmt_ranks(first: u32, last: u32) -> String {
-    if first == last {
-        first.to_string()
-    } else {
-        format!("{first}-{last}")
-    }
 }
 
 /// A length such as `169 h` or `24 h 30 min`.

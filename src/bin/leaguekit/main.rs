@@ -4,8 +4,8 @@
 //!
 //! One file per command group: `check.rs`; `play.rs` (join, submit, player, profile)
 //! with `batch.rs` (submit --batch); `boards.rs` (standings, around, counts, top);
-//! `periods.rs` (rollover, run, rewards, claim, export); `simulate.rs`. What they
-//! share is in `common.rs`.
+//! `periods.rs` (rollover, run, rewards, claim, export); `simulate.rs`; `serve.rs`
+//! (the HTTP API, with the `server` feature). What they share is in `common.rs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +18,8 @@ mod check;
 mod common;
 mod periods;
 mod play;
+#[cfg(feature = "server")]
+mod serve;
 mod simulate;
 
 use common::{Failure, load_season};
@@ -69,6 +71,8 @@ enum Command {
     Export(periods::ExportArgs),
     Simulate(simulate::SimulateArgs),
     Profile(play::ProfileArgs),
+    #[cfg(feature = "server")]
+    Serve(serve::ServeArgs),
 }
 
 async fn run(cli: Cli) -> Result<(), Failure> {
@@ -89,6 +93,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Claim(args) => periods::claim(&cli, season, args).await,
         Command::Export(args) => periods::export(&cli, season, args).await,
         Command::Simulate(args) => simulate::run(&cli, season, args).await,
+        #[cfg(feature = "server")]
+        Command::Serve(args) => serve::run(&cli, season, args).await,
     }
 }
 

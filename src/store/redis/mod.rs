@@ -151,11 +151,12 @@ impl RedisStore {
                 Ok(value) => return Ok(value),
                 Err(err) if n < attempts && retryable(&err, retry) => {
                     tracing::warn!(op, attempt = n, error = %err, "redis command failed; retrying");
+                    crate::metrics::store_retry(op);
                     tokio::time::sleep(delay).await;
                     delay = delay.saturating_mul(2);
                     n += 1;
                 }
-                Err(err) => return Err(err),
+                Err(err) => return Err(crate::metrics::store_failed(op, err)),
             }
         }
     }

@@ -1,0 +1,42 @@
+//! `leaguekit serve`: the league over HTTP/JSON, the dashboard and `/metrics`, with
+//! the scheduler, until SIGTERM or Ctrl-C. The service itself is
+//! `leaguekit::server`; this file only turns the command line into its options.
+
+use std::net::SocketAddr;
+
+use clap::Args;
+use leaguekit::Season;
+use leaguekit::server::RunOptions;
+
+use crate::Cli;
+use crate::common::{Failure, redis_league};
+
+/// Serve the league over HTTP/JSON, with the dashboard and /metrics, and run the
+/// scheduler, until SIGTERM or Ctrl-C.
+///
+/// Tokens: LEAGUEKIT_SERVER_TOKENS (game servers: read and write) and
+/// LEAGUEKIT_VIEWER_TOKENS (dashboard, metrics: read only), comma-separated, or
+/// server_tokens / viewer_tokens in the config's [server] section. Make tokens with
+/// `openssl rand -hex 32`.
+#[derive(Args, Debug)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on [default: [server] listen, then 127.0.0.1:8080].
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// Do not run the scheduler (another process turns the periods over).
+    #[arg(long)]
+    no_scheduler: bool,
+}
+
+pub(crate) async fn run(cli: &Cli, season: Season, args: &ServeArgs) -> Result<(), Failure> {
+    let league = redis_league(cli, season).await?;
+    let options = RunOptions::default()
+        .listen(args.listen)
+        .no_scheduler(args.no_scheduler);
+    leaguekit::server::run(league, options)
+        .await
+        .map_err(|e| Failure {
+            code: e.exit_code(),
+            message: e.to_string(),
+        })
+}

@@ -1,0 +1,172 @@
+//! The metrics leaguekit emits, through the [`metrics`] facade.
+//!
+//! The engine, the rollover, the Redis store and `leaguekit serve` record into whatever
+//! recorder the process installed: `leaguekit serve` installs a Prometheus recorder and
+//! serves it at `GET /metrics`; a game server that embeds the library installs its own
+//! (Prometheus, StatsD, OpenTelemetry, ...) and gets the same metrics under the same
+//! names. Without a recorder, recording costs next to nothing. Call [`describe`] once
+//! after installing a recorder to give every metric its help text.
+//!
+//! | name | kind | labels | what |
+//! |---|---|---|---|
+//! | `leaguekit_submits_total` | counter | `result` | score updates: `applied`, `duplicate` (a request id seen before), `refused` (bad input or a closed period: nothing written), `unknown` (the store failed after the update may have been applied), `failed` (the store failed before anything was written) |
+//! | `leaguekit_joins_total` | counter | `tier` | players placed in a bracket (by a join or a first score) |
+//! | `leaguekit_store_errors_total` | counter | `op` | store operations that failed after their retries |
+//! | `leaguekit_store_retries_total` | counter | `op` | store operations retried after a connection failure or timeout |
+//! | `leaguekit_brackets_closed_total` | counter | `tier` | brackets closed by a rollover (by any process: each close is counted by the process that did it) |
+//! | `leaguekit_periods_closed_total` | counter | | periods closed by a rollover run of this process |
+//! | `leaguekit_rollover_duration_seconds` | histogram | | how long a rollover run took |
+//! | `leaguekit_players` | gauge | `tier` | players placed in the current period, per tier |
+//! | `leaguekit_http_requests_total` | counter | `method`, `route`, `status` | requests answered by `leaguekit serve` |
+//! | `leaguekit_http_request_duration_seconds` | histogram | `method`, `route` | time to the response head (a stream's body is not counted) |
+//!
+//! Label values are bounded: tiers come from the season, `op` from the code, `route` is
+//! the route's template (`/v1/players/{player}`), never a raw path.
+//!
+//! Owns: the names, kinds and labels of the library's metrics and the helpers that
+//! record them.
+//! Must not: install a recorder (the process does), or put unbounded values (player
+//! ids) in labels.
+
+use std::time::Instant;
+
+use crate::error::Error;
+use crate::league::League;
+use crate::ranking::Submission;
+use crate::store::{Joined, Store};
+
+/// `leaguekit_submits_total{result}`.
+pub const SUBMITS: &str = "leaguekit_submits_total";
+/// `leaguekit_joins_total{tier}`.
+pub const JOINS: &str = "leaguekit_joins_total";
+/// `leaguekit_store_errors_total{op}`.
+pub const STORE_ERRORS: &str = "leaguekit_store_errors_total";
+/// `leaguekit_store_retries_total{op}`.
+pub const STORE_RETRIES: &str = "leaguekit_store_retries_total";
+/// `leaguekit_brackets_closed_total{tier}`.
+pub const BRACKETS_CLOSED: &str = "leaguekit_brackets_closed_total";
+/// `leaguekit_periods_closed_total`.
+pub const PERIODS_CLOSED: &str = "leaguekit_periods_closed_total";
+/// `leaguekit_rollover_duration_seconds`.
+pub const ROLLOVER_SECONDS: &str = "leaguekit_rollover_duration_seconds";
+/// `leaguekit_players{tier}`.
+pub const PLAYERS: &str = "leaguekit_players";
+/// `leaguekit_http_requests_total{method,route,status}`.
+pub const HTTP_REQUESTS: &str = "leaguekit_http_requests_total";
+/// `leaguekit_http_request_duration_seconds{method,route}`.
+pub const HTTP_SECONDS: &str = "leaguekit_http_request_duration_seconds";
+
+/// Registers the help text and unit of every metric with the installed recorder, and
+/// starts the counters whose labels are known in advance at zero.
+pub fn describe() {
+    use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(
+        SUBMITS,
+        "Score updates by result: applied, duplicate, refused, unknown (store failed after a possible write), failed (store failed, nothing written)"
+    );
+    describe_counter!(JOINS, "Players placed in a bracket, by tier");
+    describe_counter!(
+        STORE_ERRORS,
+        "Store operations that failed after their retries, by operation"
+    );
+    describe_counter!(
+        STORE_RETRIES,
+        "Store operations retried after a connection failure or timeout, by operation"
+    );
+    describe_counter!(BRACKETS_CLOSED, "Brackets closed by this process, by tier");
+    describe_counter!(PERIODS_CLOSED, "Periods closed by this process");
+    describe_histogram!(
+        ROLLOVER_SECONDS,
+        Unit::Seconds,
+        "Duration of rollover runs in this process"
+    );
+    describe_gauge!(PLAYERS, "Players placed in the current period, by tier");
+    // Known label values start at zero, so a rate is defined from the first scrape.
+    for result in ["applied", "duplicate", "refused", "unknown", "failed"] {
+        ::metrics::counter!(SUBMITS, "result" => result).increment(0);
+    }
+    ::metrics::counter!(PERIODS_CLOSED).increment(0);
+    describe_counter!(
+        HTTP_REQUESTS,
+        "HTTP requests answered, by method, route template and status"
+    );
+    describe_histogram!(
+        HTTP_SECONDS,
+        Unit::Seconds,
+        "HTTP time to the response head, by method and route template"
+    );
+}
+
+/// The `result` label of a score update's answer.
+pub fn submit_result(result: &Result<Submission, Error>) -> &'static str {
+    match result {
+        Ok(s) if s.applied => "applied",
+        Ok(_) => "duplicate",
+        Err(e) if e.is_unknown() => "unknown",
+        Err(Error::Store(_)) => "failed",
+        Err(_) => "refused",
+    }
+}
+
+/// Counts one score update's answer.
+pub(crate) fn submitted(result: &Result<Submission, Error>) {
+    ::metrics::counter!(SUBMITS, "result" => submit_result(result)).increment(1);
+}
+
+/// Counts a placement the store just made (not a repeated join).
+pub(crate) fn joined(joined: &Joined) {
+    if joined.new {
+        ::metrics::counter!(JOINS, "tier" => joined.tier.clone()).increment(1);
+    }
+}
+
+/// Counts a store operation that failed for good, and hands its error back.
+pub(crate) fn store_failed<E>(op: &'static str, error: E) -> E {
+    ::metrics::counter!(STORE_ERRORS, "op" => op).increment(1);
+    error
+}
+
+/// Counts a store operation that is attempted again.
+pub(crate) fn store_retry(op: &'static str) {
+    ::metrics::counter!(STORE_RETRIES, "op" => op).increment(1);
+}
+
+/// Counts a bracket this process closed.
+pub(crate) fn bracket_closed(tier: &str) {
+    ::metrics::counter!(BRACKETS_CLOSED, "tier" => tier.to_owned()).increment(1);
+}
+
+/// Counts a period this process closed (a dry run closes nothing).
+pub(crate) fn period_closed(dry_run: bool) {
+    if !dry_run {
+        ::metrics::counter!(PERIODS_CLOSED).increment(1);
+    }
+}
+
+/// Records how long a rollover run took when dropped (however the run ended).
+#[derive(Debug)]
+pub(crate) struct RolloverTimer(Instant);
+
+impl RolloverTimer {
+    /// Starts timing.
+    pub(crate) fn start() -> Self {
+        Self(Instant::now())
+    }
+}
+
+impl Drop for RolloverTimer {
+    fn drop(&mut self) {
+        ::metrics::histogram!(ROLLOVER_SECONDS).record(self.0.elapsed().as_secs_f64());
+    }
+}
+
+/// Sets `leaguekit_players{tier}` from the current period's join counters (one store
+/// read). The scheduler calls it after every run and `leaguekit serve` at every scrape;
+/// a game server that embeds the library without either may call it on its own timer.
+/// A store failure leaves the gauges as they were and is returned.
+pub async fn refresh_players<S: Store>(league: &League<S>) -> Result<(), Error> {
+    for t in league.counts(None).await? {
+        ::metrics::gauge!(PLAYERS, "tier" => t.tier).set(t.players as f64);
+    }
+    Ok(())
+}

@@ -1,0 +1,295 @@
+//! Bearer tokens and roles.
+//!
+//! Two roles: `server` (game servers: reads and writes) and `viewer` (operators and
+//! designers: reads only: the dashboard, standings, metrics). A request carries its
+//! token as `Authorization: Bearer TOKEN`; a read (`GET`/`HEAD`) may instead carry it
+//! in the `leaguekit_token` cookie, which the dashboard sets for the browser session
+//! (a write never accepts the cookie, so a page on another site cannot make a browser
+//! write). Without a valid token only `/healthz` answers.
+//!
+//! Tokens are compared in constant time: every configured token is compared in full
+//! with the candidate, whatever matches, so the time taken says nothing about how much
+//! of a token was right. Tokens never reach a log: the trace layer logs method and
+//! path only, and errors never repeat a token.
+//!
+//! Owns: who may call what: tokens, roles, the cookie rule.
+//! Must not: read or write league data, or log a token.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Response};
+use subtle::{Choice, ConstantTimeEq};
+
+use crate::season::{ServerConfig, validate_token};
+
+use super::error::ApiError;
+
+/// The environment variable with the `server` tokens (comma-separated).
+pub const SERVER_TOKENS_ENV: &str = "LEAGUEKIT_SERVER_TOKENS";
+/// The environment variable with the `viewer` tokens (comma-separated).
+pub const VIEWER_TOKENS_ENV: &str = "LEAGUEKIT_VIEWER_TOKENS";
+/// The cookie the dashboard keeps its token in (reads only).
+pub const COOKIE: &str = "leaguekit_token";
+
+/// What a token allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Role {
+    /// Reads only.
+    Viewer,
+    /// Reads and writes.
+    Server,
+}
+
+/// A configured token's bytes.
+#[derive(Clone)]
+struct Secret(Box<[u8]>);
+
+/// The tokens a server accepts. `Debug` shows only how many there are.
+#[derive(Clone, Default)]
+pub struct Tokens {
+    server: Vec<Secret>,
+    viewer: Vec<Secret>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Tokens {{ server: {} redacted, viewer: {} redacted }}",
+            self.server.len(),
+            self.viewer.len()
+        )
+    }
+}
+
+/// A token that cannot be used, and where it came from (never the token itself).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("token {index} of {source_name}: {why}")]
+#[non_exhaustive]
+pub struct TokenError {
+    /// `LEAGUEKIT_SERVER_TOKENS`, `LEAGUEKIT_VIEWER_TOKENS` or the code's own list.
+    pub source_name: String,
+    /// 1-based position in its list.
+    pub index: usize,
+    /// What is wrong and how to fix it.
+    pub why: String,
+}
+
+impl Tokens {
+    /// Tokens given directly (for embedding and tests); each is checked with
+    /// [`validate_token`].
+    pub fn new<I, J>(server: I, viewer: J) -> Result<Tokens, TokenError>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+        J: IntoIterator,
+        J::Item: AsRef<str>,
+    {
+        Ok(Tokens {
+            server: secrets("server tokens", server)?,
+            viewer: secrets("viewer tokens", viewer)?,
+        })
+    }
+
+    /// The tokens of `leaguekit serve`: `LEAGUEKIT_SERVER_TOKENS` and
+    /// `LEAGUEKIT_VIEWER_TOKENS` (comma-separated; when set and not empty they replace
+    /// the config's), else the config's `[server]` lists.
+    pub fn from_env(config: &ServerConfig) -> Result<Tokens, TokenError> {
+        let list = |var: &str, fallback: &[String]| -> Result<Vec<Secret>, TokenError> {
+            match std::env::var(var) {
+                Ok(v) if !v.trim().is_empty() => {
+                    secrets(var, v.split(',').map(str::trim).filter(|t| !t.is_empty()))
+                }
+                _ => secrets(var, fallback),
+            }
+        };
+        Ok(Tokens {
+            server: list(SERVER_TOKENS_ENV, &config.server_tokens)?,
+            viewer: list(VIEWER_TOKENS_ENV, &config.viewer_tokens)?,
+        })
+    }
+
+    /// True when no token is configured (then nothing but `/healthz` could answer).
+    pub fn is_empty(&self) -> bool {
+        self.server.is_empty() && self.viewer.is_empty()
+    }
+
+    /// The role of `candidate`, comparing it with every configured token in full.
+    pub fn role(&self, candidate: &[u8]) -> Option<Role> {
+        let any = |list: &[Secret]| {
+            list.iter()
+                .fold(Choice::from(0), |found, s| found | same(&s.0, candidate))
+        };
+        let server = any(&self.server);
+        let viewer = any(&self.viewer);
+        if bool::from(server) {
+            Some(Role::Server)
+        } else if bool::from(viewer) {
+            Some(Role::Viewer)
+        } else {
+            None
+        }
+    }
+}
+
+fn secrets<I>(source: &str, tokens: I) -> Result<Vec<Secret>, TokenError>
+where
+    I: IntoIterator,
+    I::Item: AsRef<str>,
+{
+    tokens
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let t = t.as_ref();
+            validate_token(t).map_err(|why| TokenError {
+                source_name: source.to_owned(),
+                index: i + 1,
+                why,
+            })?;
+            Ok(Secret(t.as_bytes().into()))
+        })
+        .collect()
+}
+
+/// Constant-time equality of a secret and a candidate: the time depends on the
+/// secret's length and the candidate's, never on their contents.
+fn same(secret: &[u8], candidate: &[u8]) -> Choice {
+    let mut equal = (secret.len() as u64).ct_eq(&(candidate.len() as u64));
+    for (i, s) in secret.iter().enumerate() {
+        let c = candidate.get(i).copied().unwrap_or(0);
+        equal &= s.ct_eq(&c);
+    }
+    equal
+}
+
+/// The token of a request: the bearer token, or for reads the dashboard's cookie.
+fn presented<'a>(method: &Method, headers: &'a HeaderMap) -> Option<&'a [u8]> {
+    if let Some(v) = headers.get(header::AUTHORIZATION) {
+        let v = v.as_bytes();
+        let scheme = v.get(..7)?;
+        return scheme
+            .eq_ignore_ascii_case(b"bearer ")
+            .then(|| v.get(7..))
+            .flatten()
+            .map(<[u8]>::trim_ascii);
+    }
+    if method != Method::GET && method != Method::HEAD {
+        return None;
+    }
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|b| *b == b';'))
+        .map(<[u8]>::trim_ascii)
+        .find_map(|pair| {
+            pair.strip_prefix(COOKIE.as_bytes())
+                .and_then(|rest| rest.strip_prefix(b"="))
+        })
+}
+
+/// Whether the method writes.
+fn writes(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// The paths that answer without a token.
+fn public(path: &str) -> bool {
+    path == "/healthz"
+}
+
+/// The middleware: checks the token and the role, and records the role in the
+/// request's extensions. A browser asking for the dashboard without a token gets the
+/// sign-in page (with status 401); everything else gets a JSON error.
+pub(super) async fn require<S: crate::Store>(
+    State(app): State<Arc<super::App<S>>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if public(request.uri().path()) {
+        return next.run(request).await;
+    }
+    let role = presented(request.method(), request.headers()).and_then(|t| app.tokens.role(t));
+    let Some(role) = role else {
+        if wants_page(&request) {
+            let mut page = (
+                axum::http::StatusCode::UNAUTHORIZED,
+                Html(super::dashboard::SIGN_IN),
+            )
+                .into_response();
+            page.headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            return page;
+        }
+        let had_token = request.headers().contains_key(header::AUTHORIZATION);
+        return ApiError::unauthorized(had_token).into_response();
+    };
+    if writes(request.method()) && role < Role::Server {
+        return ApiError::forbidden().into_response();
+    }
+    request.extensions_mut().insert(role);
+    next.run(request).await
+}
+
+/// A browser navigating to the dashboard (not a script calling the API).
+fn wants_page(request: &Request) -> bool {
+    let path = request.uri().path();
+    (path == "/" || path == "/index.html")
+        && request.method() == Method::GET
+        && request
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/html"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: &str = "server-token-0123456789";
+    const V: &str = "viewer-token-0123456789";
+
+    #[test]
+    fn roles_by_token() {
+        let t = Tokens::new([S], [V]).expect("valid");
+        assert_eq!(t.role(S.as_bytes()), Some(Role::Server));
+        assert_eq!(t.role(V.as_bytes()), Some(Role::Viewer));
+        assert_eq!(t.role(b"server-token-012345678"), None);
+        assert_eq!(t.role(b"server-token-01234567890"), None);
+        assert_eq!(t.role(b""), None);
+        assert!(!format!("{t:?}").contains("token-0"));
+    }
+
+    #[test]
+    fn bad_tokens_are_refused_without_echo() {
+        let e = Tokens::new(["short"], [V]).expect_err("too short");
+        assert_eq!(e.index, 1);
+        assert!(!e.to_string().contains("short,"), "{e}");
+        let e = Tokens::new([S], [V, "has a space in it 0123"]).expect_err("space");
+        assert_eq!((e.index, e.source_name.as_str()), (2, "viewer tokens"));
+        assert!(!e.to_string().contains("has a space"), "{e}");
+    }
+
+    #[test]
+    fn bearer_and_cookie() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=b; leaguekit_token=xyz"),
+        );
+        assert_eq!(presented(&Method::GET, &h), Some(&b"xyz"[..]));
+        assert_eq!(presented(&Method::POST, &h), None, "no cookie for writes");
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer  abc "),
+        );
+        assert_eq!(presented(&Method::POST, &h), Some(&b"abc"[..]));
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
+        assert_eq!(presented(&Method::GET, &h), None);
+    }
+}

@@ -1,0 +1,273 @@
+//! Errors as HTTP responses: `{"error": {"code", "message"}}` with the right status.
+//!
+//! | status | codes | when |
+//! |---|---|---|
+//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `bad_request` | bad input; nothing was written |
+//! | 401 | `unauthorized` | no token, or a token the server does not know |
+//! | 403 | `forbidden` | a `viewer` token on a write |
+//! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `not_placed`, `expired` | nothing there |
+//! | 405 | `method_not_allowed` | a known path with another method |
+//! | 409 | `period_closed`, `period_open`, `not_joined` | the league's state refuses it; nothing was written |
+//! | 409 | `not_started`, `still_closing` | the same, but only for a moment: with `Retry-After` (seconds) and `retry_after_ms` |
+//! | 413 | `payload_too_large`, `too_many_items` | the body is over the limit |
+//! | 500 | `internal` | a bug: please report it |
+//! | 503 | `unknown` | the store failed after a write may have happened: resend only with the same `request_id` |
+//! | 503 | `store_unavailable`, `timeout` | the store failed or was too slow (for a write: see `unknown`) |
+//!
+//! `not_started` and `still_closing` are 409, not 503: they are the league's state at a
+//! period boundary (a returning player in the first `max_skew` of a period), not a
+//! sick service, and they must not trip alerts on 5xx. A client waits `Retry-After`
+//! and sends the same request again.
+//!
+//! Owns: mapping every error to its status and code, and the JSON error shape.
+//! Must not: decide what is an error: the library does; this only translates.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::Request;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use crate::error::{Error, InputError, StoreError};
+
+/// An error answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// A stable, machine-readable code (see the module docs).
+    pub code: &'static str,
+    /// What was wrong and what to do, for people.
+    pub message: String,
+    /// When the same request may succeed after a wait.
+    pub retry_after: Option<Duration>,
+}
+
+/// The JSON body of an error.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[non_exhaustive]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorDetail,
+}
+
+/// The `error` object.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[non_exhaustive]
+pub struct ErrorDetail {
+    /// A stable, machine-readable code, such as `period_closed` or `unknown`.
+    pub code: String,
+    /// What was wrong and what to do.
+    pub message: String,
+    /// For `not_started` and `still_closing`: how long to wait, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+}
+
+impl ApiError {
+    /// An error with this status, code and message.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// 400 with `code`.
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// 401.
+    pub fn unauthorized(had_token: bool) -> Self {
+        let message = if had_token {
+            "the bearer token is not valid for this server; check LEAGUEKIT_SERVER_TOKENS / \
+             LEAGUEKIT_VIEWER_TOKENS on the server and the token you send"
+        } else {
+            "a token is required: send \"Authorization: Bearer TOKEN\" with a server or viewer \
+             token (only /healthz answers without one)"
+        };
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    /// 403.
+    pub fn forbidden() -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "this token has the viewer role, which only reads; writes need a server token \
+             (LEAGUEKIT_SERVER_TOKENS)",
+        )
+    }
+
+    /// 404.
+    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, code, message)
+    }
+
+    /// 409.
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, code, message)
+    }
+
+    /// The detail object (for batch items).
+    pub fn detail(&self) -> ErrorDetail {
+        ErrorDetail {
+            code: self.code.to_owned(),
+            message: self.message.clone(),
+            retry_after_ms: self
+                .retry_after
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        }
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        let message = e.to_string();
+        let retry_after = e.retry_after();
+        let (status, code) = match &e {
+            Error::Input(i) => input_status(i),
+            Error::Store(StoreError::Unknown { .. }) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "unknown")
+            }
+            Error::Store(StoreError::PeriodClosed) => (StatusCode::CONFLICT, "period_closed"),
+            Error::Store(StoreError::Time(_)) => (StatusCode::CONFLICT, "not_started"),
+            Error::Store(_) => (StatusCode::SERVICE_UNAVAILABLE, "store_unavailable"),
+            Error::Config(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        if status.is_server_error() && code != "unknown" {
+            tracing::warn!(code, error = %message, "request failed");
+        }
+        Self {
+            status,
+            code,
+            message,
+            retry_after,
+        }
+    }
+}
+
+fn input_status(e: &InputError) -> (StatusCode, &'static str) {
+    use InputError as I;
+    let bad = StatusCode::BAD_REQUEST;
+    match e {
+        I::PlayerId { .. } => (bad, "invalid_player"),
+        I::RequestId { .. } => (bad, "invalid_request_id"),
+        I::Score(_) => (bad, "score_out_of_range"),
+        I::BeforeSeason { .. } => (bad, "before_season"),
+        I::OutsideCalendar { .. } => (bad, "outside_calendar"),
+        I::FutureTime { .. } => (bad, "future_time"),
+        I::UnknownProfileField { .. } => (bad, "unknown_profile_field"),
+        I::ProfileTooLarge { .. } => (bad, "profile_too_large"),
+        I::BadBracket { .. } => (bad, "bad_bracket"),
+        I::BadLimit { .. } => (bad, "bad_limit"),
+        I::UnknownTier { .. } => (StatusCode::NOT_FOUND, "unknown_tier"),
+        I::UnknownPeriod { .. } => (StatusCode::NOT_FOUND, "unknown_period"),
+        I::PeriodClosed { .. } => (StatusCode::CONFLICT, "period_closed"),
+        I::NotJoined { .. } => (StatusCode::CONFLICT, "not_joined"),
+        I::NotStarted { .. } => (StatusCode::CONFLICT, "not_started"),
+        I::StillClosing { .. } => (StatusCode::CONFLICT, "still_closing"),
+        _ => (bad, "bad_request"),
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: self.detail(),
+        };
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(wait) = self.retry_after {
+            // Whole seconds, rounded up: a client that waits this long may retry.
+            let secs = wait.as_millis().div_ceil(1000).max(1);
+            if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"leaguekit\""),
+            );
+        }
+        response
+    }
+}
+
+/// Turns every error answer that is not JSON yet (a 404 or 405 from the router, a
+/// 413 from the body limit, a timeout, a panic) into the JSON error shape.
+pub(super) async fn json_errors(request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let response = next.run(request).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/html"));
+    if is_json {
+        return response;
+    }
+    let write = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
+    let error = match status {
+        StatusCode::NOT_FOUND => ApiError::not_found(
+            "not_found",
+            "no such endpoint; see /openapi.json for the API",
+        ),
+        StatusCode::METHOD_NOT_ALLOWED => ApiError::new(
+            status,
+            "method_not_allowed",
+            format!("{method} is not allowed here; see /openapi.json for the API"),
+        ),
+        StatusCode::PAYLOAD_TOO_LARGE => too_large(),
+        StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT if write => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unknown",
+            "the request timed out and its outcome is unknown: it may or may not have been \
+             applied; resend it only with the same request_id (and the same at), which makes \
+             a resend safe",
+        ),
+        StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            "the request timed out (the store is slow or unreachable); try again",
+        ),
+        s if s.is_server_error() => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "internal error; the server logged it (please report it)",
+        ),
+        s => ApiError::new(
+            s,
+            "bad_request",
+            s.canonical_reason().unwrap_or("bad request"),
+        ),
+    };
+    let mut fixed = error.into_response();
+    for (name, value) in response.headers() {
+        if name == header::ALLOW || name == header::RETRY_AFTER {
+            fixed.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    fixed
+}
+
+/// 413 for a body over the limit.
+pub(super) fn too_large() -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        "the request body is larger than this server accepts ([server] body_limit); send \
+         less, or split a batch",
+    )
+}

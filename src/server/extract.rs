@@ -1,0 +1,106 @@
+//! Reading requests: the JSON body, query and path extractors whose rejections are
+//! API errors (JSON, with a message that helps), and event times.
+//!
+//! Owns: turning raw request parts into typed input or a 400/413 answer.
+//! Must not: check league rules (ids, ranges): the library does.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::de::DeserializeOwned;
+
+use super::error::{ApiError, too_large};
+
+/// RFC 3339 in UTC with a `Z`.
+pub(super) fn rfc3339(t: DateTime<Utc>) -> String {
+    let ms = DateTime::<Utc>::from_timestamp_millis(t.timestamp_millis()).unwrap_or(t);
+    ms.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+/// Parses an event time.
+pub(super) fn parse_time(s: &str) -> Result<DateTime<Utc>, ApiError> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| {
+            let shown: String = s.chars().take(64).collect();
+            ApiError::bad_request(
+                "invalid_time",
+                format!("invalid time {shown:?}: {e}; use RFC 3339, e.g. 2026-01-05T12:00:00Z"),
+            )
+        })
+}
+
+// ---------------------------------------------------------------------------------
+// Extractors whose rejections are API errors (JSON, with a message that helps).
+// ---------------------------------------------------------------------------------
+
+/// A JSON request body. An empty body reads as `{}`, so bodies whose fields are all
+/// optional may be left out. The content type is not checked.
+#[derive(Debug)]
+pub(super) struct Body<T>(pub(super) T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = Bytes::from_request(request, state).await.map_err(|r| {
+            if r.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                too_large()
+            } else {
+                ApiError::bad_request(
+                    "bad_request",
+                    format!("cannot read the request body: {}", r.body_text()),
+                )
+            }
+        })?;
+        let text: &[u8] = if bytes.trim_ascii().is_empty() {
+            b"{}"
+        } else {
+            &bytes
+        };
+        serde_json::from_slice(text).map(Body).map_err(|e| {
+            ApiError::bad_request(
+                "invalid_json",
+                format!("invalid JSON body: {e}; see /openapi.json for this endpoint's body"),
+            )
+        })
+    }
+}
+
+/// A query string.
+#[derive(Debug)]
+pub(super) struct Q<T>(pub(super) T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Q<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|q| Q(q.0))
+            .map_err(|r| {
+                ApiError::bad_request(
+                    "bad_request",
+                    format!("invalid query string: {}", r.body_text()),
+                )
+            })
+    }
+}
+
+/// Path parameters.
+#[derive(Debug)]
+pub(super) struct P<T>(pub(super) T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for P<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|p| P(p.0))
+            .map_err(|r| {
+                ApiError::bad_request("bad_request", format!("invalid path: {}", r.body_text()))
+            })
+    }
+}

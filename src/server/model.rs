@@ -1,0 +1,560 @@
+//! The API's JSON: request bodies, query strings and answers, with their OpenAPI
+//! schemas. Answers have the same shapes as the command line's output; each is built
+//! from the library's own type, so the schema is what is served.
+//!
+//! Owns: the JSON shapes of requests and answers and their OpenAPI schemas.
+//! Must not: talk to the league or the store.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::league::{Placement, PlayerView, TierCount};
+use crate::ranking::{Standing, Standings, Submission};
+use crate::rollover::outcome::Tally;
+use crate::rollover::{LastOutcome, OutcomeRecord, PeriodReport, RewardGrant};
+use crate::season::calendar::Period;
+
+use super::error::{ApiError, ErrorDetail};
+pub(super) use super::extract::{Body, P, Q, parse_time, rfc3339};
+
+// ---------------------------------------------------------------------------------
+// Requests.
+// ---------------------------------------------------------------------------------
+
+/// Body of a join (optional).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct JoinIn {
+    /// Event time, RFC 3339 (default: now by the league clock).
+    pub(super) at: Option<String>,
+}
+
+/// Body of a score update.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SubmitIn {
+    /// A delta, a best or a new score, by the season's `scoring.mode`.
+    pub(super) value: i64,
+    /// Makes the update idempotent: a resend with the same id (and the same `at`)
+    /// changes nothing and answers like the first. 1-128 bytes.
+    pub(super) request_id: Option<String>,
+    /// Event time, RFC 3339 (default: now by the league clock).
+    pub(super) at: Option<String>,
+}
+
+/// One item of a batch.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BatchItemIn {
+    /// The player.
+    pub(super) player: String,
+    /// The value.
+    pub(super) value: i64,
+    /// Idempotency key (see the single update).
+    pub(super) request_id: Option<String>,
+    /// Event time, RFC 3339.
+    pub(super) at: Option<String>,
+}
+
+/// Body of a claim (optional).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ClaimIn {
+    /// Makes the claim idempotent: a repeat returns the same grants.
+    pub(super) request_id: Option<String>,
+}
+
+/// `?period=`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(super) struct PeriodQuery {
+    /// Period id (default: the current period by the league clock).
+    pub(super) period: Option<u64>,
+}
+
+/// `?period=&offset=&limit=`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(super) struct PageQuery {
+    /// Period id (default: current).
+    pub(super) period: Option<u64>,
+    /// First rank to show, 0-based (default 0).
+    pub(super) offset: Option<u64>,
+    /// Entries to show, 1-1000 (default 100).
+    pub(super) limit: Option<u64>,
+}
+
+/// `?radius=&period=`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(super) struct AroundQuery {
+    /// Entries above and below the player, 0-500 (default 5).
+    pub(super) radius: Option<u64>,
+    /// Period id (default: current).
+    pub(super) period: Option<u64>,
+}
+
+/// `?period=&limit=` of the live standings.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(super) struct LiveQuery {
+    /// Period id (default: follow the current period, also across a boundary).
+    pub(super) period: Option<u64>,
+    /// Entries to send, 1-1000 (default 100).
+    pub(super) limit: Option<u64>,
+}
+
+/// `?limit=` of the periods list.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(super) struct PeriodsQuery {
+    /// Closed periods to list, newest first, 0-100 (default: `retention.periods`).
+    pub(super) limit: Option<u64>,
+}
+
+// ---------------------------------------------------------------------------------
+// Answers.
+// ---------------------------------------------------------------------------------
+
+/// Where a player is placed.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct PlacementOut {
+    player: String,
+    period: u64,
+    tier: String,
+    bracket: u32,
+}
+
+impl From<Placement> for PlacementOut {
+    fn from(p: Placement) -> Self {
+        Self {
+            player: p.player,
+            period: p.period,
+            tier: p.tier,
+            bracket: p.bracket,
+        }
+    }
+}
+
+/// The answer to a score update.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct SubmissionOut {
+    player: String,
+    period: u64,
+    tier: String,
+    bracket: u32,
+    /// The score after the update (for a repeated request id: after the first one).
+    score: u64,
+    /// 1-based rank after the update.
+    rank: u64,
+    /// False when the request id had been seen: nothing changed.
+    applied: bool,
+}
+
+impl From<Submission> for SubmissionOut {
+    fn from(s: Submission) -> Self {
+        Self {
+            player: s.player,
+            period: s.period,
+            tier: s.tier,
+            bracket: s.bracket,
+            score: s.score,
+            rank: s.rank,
+            applied: s.applied,
+        }
+    }
+}
+
+/// One result of a batch, in the position of its item: `applied` or `duplicate` with
+/// the submission's fields, `refused` (nothing written) or `unknown` (the store failed
+/// after the update may have been applied: resend it only with its request id) with
+/// `error`.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct BatchItemOut {
+    /// `applied`, `duplicate`, `refused` or `unknown`.
+    pub(super) status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    player: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    period: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tier: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bracket: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    score: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rank: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    applied: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorDetail>,
+}
+
+impl BatchItemOut {
+    pub(super) fn done(s: Submission) -> Self {
+        Self {
+            status: if s.applied { "applied" } else { "duplicate" },
+            player: Some(s.player),
+            period: Some(s.period),
+            tier: Some(s.tier),
+            bracket: Some(s.bracket),
+            score: Some(s.score),
+            rank: Some(s.rank),
+            applied: Some(s.applied),
+            error: None,
+        }
+    }
+
+    pub(super) fn failed(e: &ApiError) -> Self {
+        Self {
+            status: if e.code == "unknown" {
+                "unknown"
+            } else {
+                "refused"
+            },
+            player: None,
+            period: None,
+            tier: None,
+            bracket: None,
+            score: None,
+            rank: None,
+            applied: None,
+            error: Some(e.detail()),
+        }
+    }
+}
+
+/// One row of standings.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub(super) struct StandingOut {
+    rank: u64,
+    player: String,
+    score: u64,
+    /// The cached profile fields (an empty object when none are set).
+    #[schema(value_type = Object)]
+    profile: serde_json::Value,
+}
+
+impl From<Standing> for StandingOut {
+    fn from(s: Standing) -> Self {
+        Self {
+            rank: s.rank,
+            player: s.player,
+            score: s.score,
+            profile: s.profile,
+        }
+    }
+}
+
+/// A page of a bracket's standings, best first.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub(super) struct StandingsOut {
+    pub(super) period: u64,
+    pub(super) tier: String,
+    pub(super) bracket: u32,
+    /// Players in the bracket.
+    pub(super) players: u64,
+    pub(super) entries: Vec<StandingOut>,
+}
+
+impl From<Standings> for StandingsOut {
+    fn from(s: Standings) -> Self {
+        Self {
+            period: s.period,
+            tier: s.tier,
+            bracket: s.bracket,
+            players: s.players,
+            entries: s.entries.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// A player's last closed period.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct LastOut {
+    period: u64,
+    tier: String,
+    bracket: u32,
+    rank: u64,
+    score: u64,
+    /// `promoted`, `stayed` or `demoted`.
+    outcome: &'static str,
+    next_tier: String,
+    reward: Option<String>,
+}
+
+impl From<LastOutcome> for LastOut {
+    fn from(o: LastOutcome) -> Self {
+        Self {
+            period: o.period,
+            tier: o.tier,
+            bracket: o.bracket,
+            rank: o.rank,
+            score: o.score,
+            outcome: o.outcome.as_str(),
+            next_tier: o.next_tier,
+            reward: o.reward,
+        }
+    }
+}
+
+/// A player's placement, rank and score in a period, and their last closed period.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct PlayerOut {
+    player: String,
+    period: u64,
+    /// The tier they are placed in, or would join next.
+    tier: String,
+    bracket: Option<u32>,
+    rank: Option<u64>,
+    score: Option<u64>,
+    last: Option<LastOut>,
+}
+
+impl PlayerOut {
+    pub(super) fn new(v: PlayerView, last: Option<LastOutcome>) -> Self {
+        Self {
+            player: v.player,
+            period: v.period,
+            tier: v.tier,
+            bracket: v.bracket,
+            rank: v.rank,
+            score: v.score,
+            last: last.map(Into::into),
+        }
+    }
+}
+
+/// A player's profile.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct ProfileOut {
+    pub(super) player: String,
+    pub(super) profile: BTreeMap<String, String>,
+}
+
+/// A reward.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct RewardOut {
+    /// Where it was earned: `period/tier/bracket`.
+    source: String,
+    /// The grant string from the season.
+    grant: String,
+}
+
+impl From<RewardGrant> for RewardOut {
+    fn from(r: RewardGrant) -> Self {
+        Self {
+            source: r.source,
+            grant: r.grant,
+        }
+    }
+}
+
+/// A player's pending rewards.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct RewardsOut {
+    pub(super) player: String,
+    pub(super) rewards: Vec<RewardOut>,
+}
+
+/// What a claim granted.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct ClaimOut {
+    pub(super) player: String,
+    pub(super) granted: Vec<RewardOut>,
+}
+
+/// Players and brackets of one tier.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct TierCountOut {
+    tier: String,
+    players: u64,
+    brackets: u64,
+}
+
+impl From<TierCount> for TierCountOut {
+    fn from(t: TierCount) -> Self {
+        Self {
+            tier: t.tier,
+            players: t.players,
+            brackets: t.brackets,
+        }
+    }
+}
+
+/// Players and brackets per tier in a period.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct CountsOut {
+    pub(super) period: u64,
+    pub(super) tiers: Vec<TierCountOut>,
+}
+
+/// What a rollover did to some players.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+pub(super) struct TallyOut {
+    players: u64,
+    promoted: u64,
+    demoted: u64,
+    stayed: u64,
+    rewards: u64,
+    idle: u64,
+}
+
+impl From<Tally> for TallyOut {
+    fn from(t: Tally) -> Self {
+        Self {
+            players: t.players,
+            promoted: t.promoted,
+            demoted: t.demoted,
+            stayed: t.stayed,
+            rewards: t.rewards,
+            idle: t.idle,
+        }
+    }
+}
+
+/// The report of a closed period: totals, and the same figures per tier.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct PeriodReportOut {
+    period: u64,
+    brackets: u64,
+    #[serde(flatten)]
+    totals: TallyOut,
+    tiers: BTreeMap<String, TallyOut>,
+}
+
+impl From<PeriodReport> for PeriodReportOut {
+    fn from(r: PeriodReport) -> Self {
+        Self {
+            period: r.period,
+            brackets: r.brackets,
+            totals: r.totals.into(),
+            tiers: r.tiers.into_iter().map(|(k, t)| (k, t.into())).collect(),
+        }
+    }
+}
+
+/// A period of the calendar.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct PeriodOut {
+    id: u64,
+    start: String,
+    end: String,
+    /// When it stops accepting events and may be closed: its end plus `max_skew`.
+    closes_at: String,
+}
+
+impl PeriodOut {
+    pub(super) fn new(p: &Period, closes_at: DateTime<Utc>) -> Self {
+        Self {
+            id: p.id,
+            start: rfc3339(p.start),
+            end: rfc3339(p.end),
+            closes_at: rfc3339(closes_at),
+        }
+    }
+}
+
+/// The league's time: the current period, the next boundary, and the rollover.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct PeriodsOut {
+    pub(super) season: String,
+    /// The league clock (Redis's), when this answer was made.
+    pub(super) now: String,
+    /// The period the league clock is in (`null` before the season starts).
+    pub(super) current: Option<PeriodOut>,
+    /// The next period boundary: the current period's end (or the season's start).
+    pub(super) next_boundary: Option<String>,
+    /// Every period up to this one is closed (0: none yet).
+    pub(super) closed_through: u64,
+    /// Periods that have ended but are not closed yet: the rollover's backlog.
+    pub(super) pending: Vec<u64>,
+    /// The latest closed periods with their reports, newest first.
+    pub(super) closed: Vec<PeriodReportOut>,
+    /// Rewards whose grant keeps failing (see `leaguekit rollover`).
+    pub(super) blocked_rewards: u64,
+}
+
+/// One line of a period's export (JSON lines).
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct ExportLine {
+    period: u64,
+    tier: String,
+    bracket: u32,
+    rank: u64,
+    player: String,
+    score: u64,
+    /// `promoted`, `stayed` or `demoted`.
+    outcome: &'static str,
+    next_tier: String,
+    reward: Option<String>,
+}
+
+impl From<OutcomeRecord> for ExportLine {
+    fn from(r: OutcomeRecord) -> Self {
+        Self {
+            period: r.period,
+            tier: r.tier,
+            bracket: r.bracket,
+            rank: r.rank,
+            player: r.player,
+            score: r.score,
+            outcome: r.outcome.as_str(),
+            next_tier: r.next_tier,
+            reward: r.reward,
+        }
+    }
+}
+
+/// A reward rule of a tier.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct RewardRuleOut {
+    pub(super) first: u32,
+    pub(super) last: u32,
+    pub(super) grant: String,
+}
+
+/// A tier of the ladder.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct TierOut {
+    pub(super) name: String,
+    /// A count (`"20"`) or a percentage (`"10%"`).
+    pub(super) promote: String,
+    pub(super) demote: String,
+    pub(super) rewards: Vec<RewardRuleOut>,
+}
+
+/// The season's rules, as the dashboard shows them.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct SeasonOut {
+    pub(super) name: String,
+    /// The ladder, lowest first.
+    pub(super) tiers: Vec<TierOut>,
+    pub(super) bracket_size: u32,
+    /// `on_first_score` or `explicit`.
+    pub(super) join: &'static str,
+    /// `increment`, `best` or `set`.
+    pub(super) mode: &'static str,
+    pub(super) max_score: u64,
+    pub(super) profile_fields: Vec<String>,
+    pub(super) max_skew_ms: u64,
+    /// `daily`, `weekly` or a cron expression.
+    pub(super) period: String,
+    pub(super) timezone: String,
+}
+
+/// `GET /healthz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct HealthOut {
+    /// `ok`.
+    pub(super) status: &'static str,
+}

@@ -1,0 +1,208 @@
+//! Tiers and brackets: standings (a page, or live), counts, and the season's rules.
+//!
+//! Owns: the standings, counts and season handlers.
+//! Must not: validate ids or pages itself beyond refusing a stream early (the library
+//! decides).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use axum::response::IntoResponse;
+
+use crate::error::InputError;
+use crate::ranking::MAX_PAGE;
+use crate::server::App;
+use crate::server::error::{ApiError, ErrorBody};
+use crate::server::model::{
+    CountsOut, LiveQuery, P, PageQuery, PeriodQuery, Q, RewardRuleOut, SeasonOut, StandingsOut,
+    TierOut,
+};
+use crate::server::sse::Watch;
+use crate::store::Store;
+
+/// A page of a bracket's standings, best first, with cached profiles.
+#[utoipa::path(
+    get,
+    path = "/v1/tiers/{tier}/brackets/{bracket}",
+    tag = "standings",
+    params(
+        ("tier" = String, Path, description = "Tier name"),
+        ("bracket" = u32, Path, description = "Bracket number, from 1"),
+        PageQuery,
+    ),
+    responses(
+        (status = 200, body = StandingsOut),
+        (status = 400, description = "bad_bracket, bad_limit", body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "unknown_tier, unknown_period", body = ErrorBody),
+        (status = 503, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn standings<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    P((tier, bracket)): P<(String, u32)>,
+    Q(q): Q<PageQuery>,
+) -> Result<Json<StandingsOut>, ApiError> {
+    let s = app
+        .league
+        .standings(
+            &tier,
+            bracket,
+            q.period,
+            q.offset.unwrap_or(0),
+            q.limit.unwrap_or(100),
+        )
+        .await?;
+    Ok(Json(s.into()))
+}
+
+/// The bracket's standings as server-sent events: a `standings` event (the JSON of
+/// `GET /v1/tiers/{tier}/brackets/{bracket}`) at once and after every change, within
+/// about half a second of a write by any process (at once for writes through this
+/// server); an `error` event (`{"error"}`) while the store fails. Without `period` the
+/// stream follows the current period across boundaries. It ends when the server
+/// shuts down; reconnect then.
+#[utoipa::path(
+    get,
+    path = "/v1/tiers/{tier}/brackets/{bracket}/events",
+    tag = "standings",
+    params(
+        ("tier" = String, Path, description = "Tier name"),
+        ("bracket" = u32, Path, description = "Bracket number, from 1"),
+        LiveQuery,
+    ),
+    responses(
+        (status = 200, description = "A stream of `standings` and `error` events", content_type = "text/event-stream", body = String),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 503, description = "too_many_streams", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn events<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    P((tier, bracket)): P<(String, u32)>,
+    Q(q): Q<LiveQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    let limit = q.limit.unwrap_or(100);
+    // Refuse what would only ever produce errors before opening a stream.
+    if app.league.season().tier(&tier).is_none() {
+        return Err(ApiError::from(crate::Error::from(
+            InputError::UnknownTier {
+                known: app
+                    .league
+                    .season()
+                    .tiers
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                tier: tier.chars().take(80).collect(),
+            },
+        )));
+    }
+    if bracket == 0 {
+        return Err(ApiError::from(crate::Error::from(InputError::BadBracket {
+            bracket,
+        })));
+    }
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(ApiError::from(crate::Error::from(InputError::BadLimit {
+            limit,
+            max: MAX_PAGE,
+        })));
+    }
+    if let Some(p) = q.period {
+        app.league.period(p).map_err(crate::Error::from)?;
+    }
+    app.hub.subscribe(Watch {
+        tier,
+        bracket,
+        period: q.period,
+        limit,
+    })
+}
+
+/// Players and brackets per tier in a period (every tier listed).
+#[utoipa::path(
+    get,
+    path = "/v1/counts",
+    tag = "standings",
+    params(PeriodQuery),
+    responses(
+        (status = 200, body = CountsOut),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "unknown_period", body = ErrorBody),
+        (status = 503, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn counts<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    Q(q): Q<PeriodQuery>,
+) -> Result<Json<CountsOut>, ApiError> {
+    let period = match q.period {
+        Some(p) => app.league.period(p).map_err(crate::Error::from)?.id,
+        None => {
+            let now = app.league.now().await?;
+            app.league
+                .period_at(Some(now))
+                .map_err(crate::Error::from)?
+                .id
+        }
+    };
+    let tiers = app.league.counts(Some(period)).await?;
+    Ok(Json(CountsOut {
+        period,
+        tiers: tiers.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// The season's rules: tiers (lowest first) with their quotas and rewards, bracket
+/// size, scoring, profile fields and schedule.
+#[utoipa::path(
+    get,
+    path = "/v1/season",
+    tag = "standings",
+    responses((status = 200, body = SeasonOut), (status = 401, body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub(crate) async fn season<S: Store>(State(app): State<Arc<App<S>>>) -> Json<SeasonOut> {
+    let s = app.league.season();
+    Json(SeasonOut {
+        name: s.name.clone(),
+        tiers: s
+            .tiers
+            .iter()
+            .map(|t| TierOut {
+                name: t.name.clone(),
+                promote: quota(t.promote),
+                demote: quota(t.demote),
+                rewards: t
+                    .rewards
+                    .iter()
+                    .map(|r| RewardRuleOut {
+                        first: r.first,
+                        last: r.last,
+                        grant: r.grant.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        bracket_size: s.brackets.size,
+        join: s.brackets.join.as_str(),
+        mode: s.scoring.mode.as_str(),
+        max_score: s.packing.max_score(),
+        profile_fields: s.profiles.fields.clone(),
+        max_skew_ms: u64::try_from(s.clock.max_skew.as_millis()).unwrap_or(u64::MAX),
+        period: s.schedule.period.as_str().to_owned(),
+        timezone: s.schedule.timezone.name().to_owned(),
+    })
+}
+
+/// A quota as the dashboard shows it: `20` or `10%` (without the TOML quotes).
+fn quota(q: crate::season::Quota) -> String {
+    q.to_string().trim_matches('"').to_owned()
+}

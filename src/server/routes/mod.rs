@@ -1,0 +1,56 @@
+//! The routes, by area.
+//!
+//! Owns: the table of routes.
+//! Must not: hold handler logic.
+
+pub(super) mod boards;
+pub(super) mod periods;
+pub(super) mod players;
+pub(super) mod scores;
+pub(super) mod system;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{get, post};
+
+use crate::store::Store;
+
+use super::App;
+
+/// Every route of the service (authentication and limits are layered on by the caller).
+pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
+    Router::new()
+        .route("/v1/players/{player}/join", post(players::join::<S>))
+        .route("/v1/players/{player}/scores", post(scores::submit::<S>))
+        .route("/v1/scores:batch", post(scores::batch::<S>))
+        .route("/v1/players/{player}", get(players::player::<S>))
+        .route("/v1/players/{player}/around", get(players::around::<S>))
+        .route(
+            "/v1/players/{player}/profile",
+            get(players::profile::<S>).put(players::set_profile::<S>),
+        )
+        .route("/v1/players/{player}/rewards", get(players::rewards::<S>))
+        .route(
+            "/v1/players/{player}/rewards:claim",
+            post(players::claim::<S>),
+        )
+        .route(
+            "/v1/tiers/{tier}/brackets/{bracket}",
+            get(boards::standings::<S>),
+        )
+        .route(
+            "/v1/tiers/{tier}/brackets/{bracket}/events",
+            get(boards::events::<S>),
+        )
+        .route("/v1/counts", get(boards::counts::<S>))
+        .route("/v1/season", get(boards::season::<S>))
+        .route("/v1/periods", get(periods::periods::<S>))
+        .route("/v1/periods/{period}/export", get(periods::export::<S>))
+        .route("/openapi.json", get(super::openapi::json))
+        .route("/metrics", get(super::prometheus::render::<S>))
+        .route("/healthz", get(system::healthz::<S>))
+        .route("/", get(super::dashboard::index))
+        .route("/index.html", get(super::dashboard::index))
+        .route("/assets/{file}", get(super::dashboard::asset))
+}

@@ -1,0 +1,203 @@
+//! `/v1/players/{player}/...`: joins, a player's view, profile and rewards.
+//!
+//! Owns: the player handlers: join, view, around, profile, rewards, claim.
+//! Must not: apply league rules itself.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+
+use crate::server::App;
+use crate::server::error::{ApiError, ErrorBody};
+use crate::server::model::{
+    AroundQuery, Body, ClaimIn, ClaimOut, JoinIn, P, PeriodQuery, PlacementOut, PlayerOut,
+    ProfileOut, Q, RewardsOut, StandingsOut, parse_time,
+};
+use crate::store::Store;
+
+/// Places the player in a bracket of their tier for the period of `at` (default now).
+/// Joining again returns the same bracket.
+#[utoipa::path(
+    post,
+    path = "/v1/players/{player}/join",
+    tag = "players",
+    params(("player" = String, Path, description = "Player id: 1-64 bytes of UTF-8 without control characters (percent-encode it)")),
+    request_body(content = JoinIn, description = "Optional"),
+    responses(
+        (status = 200, body = PlacementOut),
+        (status = 400, description = "Bad id or time", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 409, description = "period_closed, not_started, still_closing (with Retry-After)", body = ErrorBody),
+        (status = 503, description = "store_unavailable or unknown", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn join<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    P(player): P<String>,
+    Body(body): Body<JoinIn>,
+) -> Result<Json<PlacementOut>, ApiError> {
+    let at = body.at.as_deref().map(parse_time).transpose()?;
+    let placement = app.league.join(&player, at).await?;
+    Ok(Json(placement.into()))
+}
+
+/// The player's tier, bracket, rank and score in a period, and their last closed
+/// period (`last`).
+#[utoipa::path(
+    get,
+    path = "/v1/players/{player}",
+    tag = "players",
+    params(("player" = String, Path, description = "Player id"), PeriodQuery),
+    responses(
+        (status = 200, body = PlayerOut),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, description = "unknown_period", body = ErrorBody),
+        (status = 503, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn player<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    P(player): P<String>,
+    Q(q): Q<PeriodQuery>,
+) -> Result<Json<PlayerOut>, ApiError> {
+    let view = app.league.player(&player, q.period).await?;
+    let last = app.league.last_outcome(&player).await?;
+    Ok(Json(PlayerOut::new(view, last)))
+}
+
+/// The entries around the player in their bracket: up to `radius` above and below.
+#[utoipa::path(
+    get,
+    path = "/v1/players/{player}/around",
+    tag = "players",
+    params(("player" = String, Path, description = "Player id"), AroundQuery),
+    responses(
+        (status = 200, body = StandingsOut),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, description = "not_placed: the player has no bracket in the period", body = ErrorBody),
+        (status = 503, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn around<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    P(player): P<String>,
+    Q(q): Q<AroundQuery>,
+) -> Result<Json<StandingsOut>, ApiError> {
+    let radius = q.radius.unwrap_or(5);
+    match app.league.around(&player, radius, q.period).await? {
+        Some(page) => Ok(Json(page.into())),
+        None => Err(ApiError::not_found(
+            "not_placed",
+            format!(
+                "player {:?} has no bracket in this period; they get one with a join or a \
+                 first score",
+                player.chars().take(64).collect::<String>()
+            ),
+        )),
+    }
+}
+
+/// Sets profile fields (only the season's `profiles.fields`, within `max_bytes`); the
+/// body is a JSON object of strings. Answers the whole profile.
+#[utoipa::path(
+    put,
+    path = "/v1/players/{player}/profile",
+    tag = "players",
+    params(("player" = String, Path, description = "Player id")),
+    request_body(content = std::collections::BTreeMap<String, String>, description = "Fields to set, e.g. {\"name\": \"Ana\"}"),
+    responses(
+        (status = 200, body = ProfileOut),
+        (status = 400, description = "unknown_profile_field, profile_too_large, invalid_json", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 503, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn set_profile<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    P(player): P<String>,
+    Body(fields): Body<std::collections::BTreeMap<String, String>>,
+) -> Result<Json<ProfileOut>, ApiError> {
+    let pairs: Vec<(String, String)> = fields.into_iter().collect();
+    let profile = app.league.set_profile(&player, &pairs).await?;
+    Ok(Json(ProfileOut { player, profile }))
+}
+
+/// The player's profile fields.
+#[utoipa::path(
+    get,
+    path = "/v1/players/{player}/profile",
+    tag = "players",
+    params(("player" = String, Path, description = "Player id")),
+    responses(
+        (status = 200, body = ProfileOut),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 503, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn profile<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    P(player): P<String>,
+) -> Result<Json<ProfileOut>, ApiError> {
+    let profile = app.league.profile(&player).await?;
+    Ok(Json(ProfileOut { player, profile }))
+}
+
+/// The player's rewards not yet claimed.
+#[utoipa::path(
+    get,
+    path = "/v1/players/{player}/rewards",
+    tag = "players",
+    params(("player" = String, Path, description = "Player id")),
+    responses(
+        (status = 200, body = RewardsOut),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 503, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn rewards<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    P(player): P<String>,
+) -> Result<Json<RewardsOut>, ApiError> {
+    let rewards = app.league.rewards(&player).await?;
+    Ok(Json(RewardsOut {
+        player,
+        rewards: rewards.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// Claims every pending reward. With a `request_id`, a repeated claim returns the same
+/// grants and grants nothing new.
+#[utoipa::path(
+    post,
+    path = "/v1/players/{player}/rewards:claim",
+    tag = "players",
+    params(("player" = String, Path, description = "Player id")),
+    request_body(content = ClaimIn, description = "Optional"),
+    responses(
+        (status = 200, body = ClaimOut),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 503, description = "store_unavailable, or unknown: resend only with the same request_id", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn claim<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    P(player): P<String>,
+    Body(body): Body<ClaimIn>,
+) -> Result<Json<ClaimOut>, ApiError> {
+    let granted = app
+        .league
+        .claim(&player, body.request_id.as_deref())
+        .await?;
+    Ok(Json(ClaimOut {
+        player,
+        granted: granted.into_iter().map(Into::into).collect(),
+    }))
+}
