@@ -12,7 +12,8 @@
 //! `[scoring]` (mode `increment`, time_resolution `1s`, idempotency_window `24h`),
 //! `[profiles]` (no fields, 512 bytes), `[idle]` (policy `stay`), `[retention]`
 //! (4 periods, player data 180 days), `[clock]` (max_skew 5 s) and `[simulation]`
-//! ([`SimulationConfig::default`]).
+//! ([`SimulationConfig::default`]) and `[tune]` ([`TuneConfig`], read by
+//! `leaguekit simulate --tune`).
 //!
 //! Parsing is in two steps: serde reads the file into raw structs that deny unknown keys
 //! and keep the byte span of every value whose meaning is checked afterwards; the checks
@@ -26,6 +27,7 @@ pub mod calendar;
 mod ladder;
 pub mod packing;
 mod parse;
+mod tune;
 
 use std::fmt;
 use std::path::Path;
@@ -35,6 +37,7 @@ use crate::error::ConfigError;
 use crate::season::calendar::Calendar;
 pub use crate::season::calendar::{PeriodRule, Schedule};
 use crate::season::packing::{Packing, ScoreMode};
+pub use tune::{Knob, TuneConfig, rewrite_quotas};
 
 /// A validated season.
 #[derive(Debug, Clone)]
@@ -66,6 +69,8 @@ pub struct Season {
     pub packing: Packing,
     /// Parameters for the population simulator (`[simulation]`, optional).
     pub simulation: SimulationConfig,
+    /// What the simulator's tuner aims for (`[tune]`, optional).
+    pub tune: Option<TuneConfig>,
 }
 
 /// How players are placed.

@@ -83,6 +83,10 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         Some(s) => src.simulation(s)?,
         None => SimulationConfig::default(),
     };
+    let tune = match &raw.tune {
+        Some(t) => Some(src.tune(t, &tiers)?),
+        None => None,
+    };
 
     Ok(Season {
         name,
@@ -98,6 +102,7 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         calendar,
         packing,
         simulation,
+        tune,
     })
 }
 
@@ -120,6 +125,7 @@ pub(super) struct RawSeason {
     pub(super) retention: Option<RawRetention>,
     pub(super) clock: Option<RawClock>,
     pub(super) simulation: Option<RawSimulation>,
+    pub(super) tune: Option<super::tune::RawTune>,
 }
 
 #[derive(Deserialize)]

@@ -5,7 +5,7 @@
 //!
 //! One file per command group: `check.rs`; `play.rs` (join, submit, standings, player,
 //! profile) with `batch.rs` (submit --batch); `periods.rs` (rollover, run, rewards,
-//! claim, export); `simulate.rs`. What they share is in `common.rs`.
+//! claim, export); `simulate.rs` with `tune.rs` (simulate --tune). What they share is in `common.rs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +18,7 @@ mod common;
 mod periods;
 mod play;
 mod simulate;
+mod tune;
 
 use common::{Failure, load_season};
 
