@@ -459,3 +459,60 @@ fn bad_replay_lines_name_the_line_and_the_fix() {
         "{e}"
     );
 }
+
+/// `leaguekit simulate --replay`: the same report.json on the fast path, the full
+/// engine and Redis; with `--compare`, the same history under a second season.
+#[test]
+fn the_command_line_replays_history_anywhere() {
+    let dir = tempfile::tempdir().expect("dir");
+    let history = dir.path().join("history.jsonl");
+    std::fs::write(&history, history_text()).expect("write");
+    let config = |name: &str, promote: &str| {
+        let prefix = common::unique_prefix("clireplay");
+        let text = format!(
+            "name = \"{name}\"\nkey_prefix = \"{prefix}\"\n[schedule]\ntimezone = \"Europe/Berlin\"\n\
+             period = \"weekly\"\nstart = \"2026-03-02T00:00:00+01:00\"\n[brackets]\nsize = 20\n\
+             [scoring]\nmax_score = 100000\n[[tiers]]\nname = \"bronze\"\npromote = {promote}\n\
+             demote = 0\n[[tiers]]\nname = \"silver\"\npromote = 0\ndemote = 3\n"
+        );
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&path, text).expect("write");
+        path
+    };
+    let a = config("a", "4");
+    let b = config("b", "8");
+    let run = |extra: &[&str], out: &str| -> String {
+        let out = dir.path().join(out);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_leaguekit"))
+            .arg("--config")
+            .arg(&a)
+            .args(["simulate", "--quiet", "--replay"])
+            .arg(&history)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .expect("run leaguekit");
+        assert!(
+            o.status.success(),
+            "{extra:?}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::fs::read_to_string(out.join("report.json")).expect("report.json")
+    };
+    let fast = run(&[], "fast");
+    assert!(
+        fast.contains("\"replay\"") && fast.contains("history.jsonl"),
+        "{fast}"
+    );
+    same(&fast, &run(&["--full-engine"], "engine"), "--full-engine");
+    same(&fast, &run(&["--threads", "1"], "one"), "--threads 1");
+    let url = common::redis_url();
+    same(&fast, &run(&["--redis", &url], "redis"), "--redis");
+    run(&["--compare", &b.display().to_string()], "compare");
+    let other = std::fs::read_to_string(dir.path().join("compare/compare-report.json"))
+        .expect("compare-report.json");
+    assert!(other.contains("\"season\": \"b\""), "{other}");
+    assert!(dir.path().join("compare/reach.png").exists());
+}

@@ -359,7 +359,7 @@ impl History {
 /// value or `None` for an idle row, request id).
 type Bound<'a> = (PeriodId, u32, i64, u32, Option<i64>, Option<&'a str>);
 
-/// A history bound to a season: a [`Source`] for either run path.
+/// A history bound to a season, ready for [`super::replay`] or [`super::replay_fast`].
 #[derive(Debug)]
 pub struct Replay {
     info: ReplayInfo,

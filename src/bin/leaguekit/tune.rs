@@ -59,8 +59,14 @@ pub(crate) async fn run(cli: &Cli, season: Season, args: &SimulateArgs) -> Resul
     let file = path.display().to_string();
     let new_text = rewrite_quotas(&text, &file, &tuned.quotas)
         .map_err(|e| usage(format!("the tuned quotas do not make a valid season: {e}")))?;
+    let header = format!(
+        "# Written by `leaguekit simulate --tune` from {file}: its promote and demote quotas\n\
+         # replaced by trial {}'s ({:.2} pp from the [tune] targets, against {:.2} pp), the\n\
+         # rest as written (comments beside the quotas are the original's).\n",
+        tuned.report.best_trial, tuned.report.best_distance, tuned.report.current_distance
+    );
     let tuned_path = out.join("tuned.toml");
-    std::fs::write(&tuned_path, new_text)
+    std::fs::write(&tuned_path, header + &new_text)
         .map_err(|e| usage(format!("cannot write {}: {e}", tuned_path.display())))?;
     write_report(&tuned.report, &out.join("tune.json"))?;
     chart::write_tuning(&tuned.report, &tuned.current, &tuned.tuned, out)
