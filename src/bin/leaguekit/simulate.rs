@@ -124,8 +124,13 @@ pub(crate) async fn run(cli: &Cli, season: Season, args: &SimulateArgs) -> Resul
         };
     }
     let mut text = report.tables();
-    if let Some(b) = &compared {
-        text.push_str(&comparison_table(&report, b));
+    if let (Some(b), Some(path)) = (&compared, &args.compare) {
+        let config = cli
+            .config
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("config/season.toml"));
+        let labels = (config.display().to_string(), path.display().to_string());
+        text.push_str(&comparison_table(&report, b, &labels));
     }
     text.push_str(&format!(
         "\nwrote {}/report.json, tiers.svg/.png, movement.svg/.png, reach.svg/.png{}\n",
@@ -258,19 +263,21 @@ pub(crate) fn write_report(report: &impl serde::Serialize, path: &Path) -> Resul
 
 /// The two seasons side by side: the last period's population and the time to
 /// reach each tier.
-fn comparison_table(a: &SimReport, b: &SimReport) -> String {
+fn comparison_table(a: &SimReport, b: &SimReport, files: &(String, String)) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\ncomparison on the same {}: {:?} vs {:?}",
+        "\ncomparison on the same {}: A = {:?} ({}), B = {:?} ({})",
         if a.replay.is_some() {
             "history"
         } else {
             "population"
         },
         a.season,
-        b.season
+        files.0,
+        b.season,
+        files.1
     );
     let _ = writeln!(
         out,
