@@ -32,6 +32,14 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
+    /// The season file does not fit the league's live data: a tier with players in it
+    /// is gone, or something that shapes running periods (bracket size, time
+    /// resolution, schedule) changed. Nothing was written.
+    #[error("the season file does not fit the live league: {message}")]
+    LiveMismatch {
+        /// What differs, and what to do.
+        message: String,
+    },
     /// The file is not valid for a season; the message starts with `file:line:col:`.
     #[error("{file}:{line}:{col}: {message}")]
     Invalid {
@@ -162,6 +170,14 @@ pub enum InputError {
         /// The name given.
         tier: String,
         /// The tiers that exist, comma separated.
+        known: String,
+    },
+    /// A cohort label the season does not declare.
+    #[error("unknown cohort {cohort:?}: {known}; pass a declared label, or none")]
+    UnknownCohort {
+        /// The label given (truncated).
+        cohort: String,
+        /// What the season's cohorts are.
         known: String,
     },
     /// A bracket number of 0 (brackets are numbered from 1).

@@ -20,8 +20,8 @@ pub mod store;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ConfigError, Error, InputError, StoreError};
-pub use league::{League, Placement, PlayerView, TierCount};
-pub use ranking::{BatchItem, Standing, Standings, Submission, SubmitOptions};
+pub use league::{CohortCount, JoinOptions, League, Placement, PlayerView, TierCount};
+pub use ranking::{BatchItem, Standing, Standings, Submission, SubmitOptions, TierTop, TopEntry};
 pub use rollover::scheduler::{Scheduler, SchedulerOptions};
 pub use rollover::{RolloverOptions, RolloverReport};
 pub use season::Season;

@@ -125,7 +125,19 @@ fn data_commands_print_their_json_shapes() {
     let at = rfc(now() - chrono::Duration::minutes(1));
     let AT = at.as_str();
     let j = cli.json(&["join", "ana", "--at", AT]);
-    assert_eq!(keys(&j), ["bracket", "period", "player", "tier"]);
+    assert_eq!(
+        keys(&j),
+        [
+            "bracket",
+            "last",
+            "pending_rewards",
+            "period",
+            "player",
+            "tier"
+        ]
+    );
+    // The placing reply tells a new player there is nothing before.
+    assert!(j["last"].is_null() && j["pending_rewards"] == serde_json::json!([]));
     assert_eq!(
         (j["tier"].as_str(), j["bracket"].as_u64()),
         (Some("bronze"), Some(1))
@@ -134,9 +146,19 @@ fn data_commands_print_their_json_shapes() {
     assert_eq!(
         keys(&s),
         [
-            "applied", "bracket", "period", "player", "rank", "score", "tier"
+            "applied",
+            "bracket",
+            "last",
+            "pending_rewards",
+            "period",
+            "player",
+            "rank",
+            "score",
+            "tier"
         ]
     );
+    // Ana was placed by the join: this reply carries no news.
+    assert!(s["last"].is_null() && s["pending_rewards"].is_null());
     assert_eq!(
         (s["score"].as_u64(), s["applied"].as_bool()),
         (Some(42), Some(true))
@@ -178,6 +200,55 @@ fn data_commands_print_their_json_shapes() {
     assert_eq!(me["rank"].as_u64(), Some(1));
     let ghost = cli.json(&["player", "ghost", "--period", &period]);
     assert!(ghost["bracket"].is_null() && ghost["rank"].is_null() && ghost["score"].is_null());
+    // Around-me and counts: the library's shapes.
+    cli.json(&["submit", "bea", "50", "--at", AT]);
+    cli.json(&["submit", "cal", "10", "--at", AT]);
+    let around = cli.json(&["around", "ana", "--radius", "1", "--period", &period]);
+    assert_eq!(
+        keys(&around),
+        ["bracket", "entries", "period", "players", "tier"]
+    );
+    let names: Vec<&str> = around["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["player"].as_str().expect("player"))
+        .collect();
+    assert_eq!(names, ["bea", "ana", "cal"]);
+    assert_eq!(around["entries"][1]["rank"].as_u64(), Some(2));
+    let nobody = cli.run(&["around", "ghost", "--period", &period], None);
+    assert_eq!(nobody.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&nobody.stdout).trim(), "null");
+    cli.fails(&["around", "ana", "--radius", "501"], 2, "limit");
+    let counts = cli.json(&["counts", "--period", &period]);
+    let tiers = counts.as_array().expect("one entry per tier");
+    assert_eq!(keys(&tiers[0]), ["brackets", "players", "tier"]);
+    assert_eq!(
+        (
+            tiers[0]["tier"].as_str(),
+            tiers[0]["players"].as_u64(),
+            tiers[0]["brackets"].as_u64()
+        ),
+        (Some("bronze"), Some(3), Some(1))
+    );
+    assert!(tiers[1..].iter().all(|t| t["players"].as_u64() == Some(0)));
+    let top = cli.json(&["top", "bronze", "--period", &period, "--limit", "2"]);
+    assert_eq!(
+        keys(&top),
+        ["brackets", "entries", "frozen", "period", "tier"]
+    );
+    assert_eq!(
+        keys(&top["entries"][0]),
+        ["bracket", "player", "profile", "rank", "score"]
+    );
+    let names: Vec<&str> = top["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["player"].as_str().expect("player"))
+        .collect();
+    assert_eq!(names, ["bea", "ana"]);
+    cli.fails(&["top", "bronze", "--limit", "1001"], 2, "limit");
 
     // Batch: one line out per line in, with its line number and status, errors in
     // place, a summary on stderr, exit code 2 if any was refused.
@@ -378,5 +449,102 @@ fn rollover_export_rewards_claim() {
             "score",
             "tier"
         ]
+    );
+}
+
+/// `check --against` compares the file with the live league; a file that lost a tier
+/// with players in it exits 2 and says how to fix it.
+#[test]
+fn check_against_the_live_league() {
+    let cli = Cli::new("against");
+    let at = rfc(now() - chrono::Duration::minutes(1));
+    cli.json(&["join", "ana", "--at", &at]);
+    let same = cli.json(&["check", "--against", "--json"]);
+    assert_eq!(keys(&same), ["changes", "refused", "running"]);
+    assert_eq!(same["refused"], serde_json::json!([]));
+    // The same league under a file without bronze, where ana is placed.
+    let text = std::fs::read_to_string(cli.config.path()).expect("config");
+    let lost = text.replacen("name = \"bronze\"", "name = \"copper\"", 1);
+    let edited = Cli {
+        config: {
+            let mut f = tempfile::NamedTempFile::new().expect("temp");
+            f.write_all(lost.as_bytes()).expect("write");
+            f
+        },
+        url: cli.url.clone(),
+    };
+    let out = edited.run(&["check", "--against"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("REFUSED: tier \"bronze\" has 1 player(s) placed")
+            && said.contains("renamed_from = \"bronze\""),
+        "{said}"
+    );
+    let renamed = lost.replacen(
+        "name = \"copper\"",
+        "name = \"copper\"\nrenamed_from = \"bronze\"",
+        1,
+    );
+    std::fs::write(edited.config.path(), renamed).expect("write");
+    let out = edited.run(&["check", "--against"], None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("tier \"bronze\" is renamed \"copper\""),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Cohorts from the command line: join and first scores carry a label, reads take
+/// --cohort, an undeclared label is refused.
+#[test]
+fn cohorts_on_the_command_line() {
+    let cli = Cli::new("cohorts");
+    let text = std::fs::read_to_string(cli.config.path()).expect("config");
+    std::fs::write(
+        cli.config.path(),
+        text.replacen("# [cohorts]", "[cohorts]", 1).replacen(
+            "# values = [\"eu\"",
+            "values = [\"eu\"",
+            1,
+        ),
+    )
+    .expect("write");
+    let at = rfc(now() - chrono::Duration::minutes(1));
+    let j = cli.json(&["join", "ana", "--cohort", "eu", "--at", &at]);
+    assert_eq!(
+        (j["cohort"].as_str(), j["bracket"].as_u64()),
+        (Some("eu"), Some(1))
+    );
+    let s = cli.json(&["submit", "bo", "7", "--cohort", "na", "--at", &at]);
+    assert_eq!(s["cohort"].as_str(), Some("na"));
+    let period = s["period"].as_u64().expect("period").to_string();
+    let st = cli.json(&[
+        "standings",
+        "bronze",
+        "1",
+        "--cohort",
+        "na",
+        "--period",
+        &period,
+    ]);
+    assert_eq!(
+        (st["cohort"].as_str(), st["entries"][0]["player"].as_str()),
+        (Some("na"), Some("bo"))
+    );
+    let counts = cli.json(&["counts", "--period", &period, "--cohort", "eu"]);
+    assert_eq!(counts[0]["players"].as_u64(), Some(1));
+    let top = cli.json(&["top", "bronze", "--period", &period]);
+    assert_eq!(top["entries"].as_array().map(Vec::len), Some(2));
+    cli.fails(
+        &["join", "cy", "--cohort", "mars", "--at", &at],
+        2,
+        "unknown cohort",
     );
 }

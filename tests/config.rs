@@ -1196,3 +1196,77 @@ proptest! {
         prop_assert_eq!(c.period(last.id + 1), None);
     }
 }
+
+#[test]
+fn renamed_from_names_a_tier_that_is_gone() {
+    let t = edit(
+        BASE,
+        "name = \"silver\"",
+        "name = \"argent\"\nrenamed_from = \"silver\"",
+    );
+    let s = load(&t);
+    assert_eq!(s.tiers[1].renamed_from.as_deref(), Some("silver"));
+    assert_eq!(s.tier_by_any_name("silver").map(|(i, _)| i), Some(1));
+    assert_eq!(s.tier_by_any_name("argent").map(|(i, _)| i), Some(1));
+    assert!(s.tier_by_any_name("gold").is_none());
+    // The old name must be gone, and only one tier may take it.
+    let t = edit(
+        BASE,
+        "name = \"silver\"",
+        "name = \"silver\"\nrenamed_from = \"bronze\"",
+    );
+    let (line, _, m) = invalid(&t);
+    assert_eq!(line, line_of(&t, "renamed_from"));
+    assert!(m.contains("still called \"bronze\""), "{m}");
+    let t = edit(
+        BASE,
+        "name = \"bronze\"",
+        "name = \"copper\"\nrenamed_from = \"tin\"",
+    );
+    let t = edit(
+        &t,
+        "name = \"silver\"",
+        "name = \"argent\"\nrenamed_from = \"tin\"",
+    );
+    let (_, _, m) = invalid(&t);
+    assert!(m.contains("both renamed_from \"tin\""), "{m}");
+    let t = edit(
+        BASE,
+        "name = \"silver\"",
+        "name = \"argent\"\nrenamed_from = \"a b\"",
+    );
+    let (_, _, m) = invalid(&t);
+    assert!(m.contains("renamed_from"), "{m}");
+}
+
+#[test]
+fn cohorts_are_declared_by_list_or_pattern() {
+    let s = load(&format!("{BASE}\n[cohorts]\nvalues = [\"eu\", \"na\"]\n"));
+    let c = s.cohorts.as_ref().expect("cohorts");
+    assert!(c.check("eu").is_ok() && c.check("asia").is_err());
+    let s = load(&format!("{BASE}\n[cohorts]\npattern = \"[a-z]{{2,8}}\"\n"));
+    let c = s.cohorts.as_ref().expect("cohorts");
+    assert!(c.check("asia").is_ok());
+    assert!(
+        c.check("EU").is_err(),
+        "the pattern matches the whole label"
+    );
+    assert!(
+        c.check("a@b").is_err(),
+        "labels are part of keys: a plain alphabet"
+    );
+    assert!(load(BASE).cohorts.is_none());
+    for (section, needle) in [
+        ("values = []", "cohorts.values is empty"),
+        ("values = [\"eu\", \"eu\"]", "listed twice"),
+        ("values = [\"e u\"]", "labels are 1-32 characters"),
+        ("pattern = \"[a-\"", "not a valid regular expression"),
+        ("values = [\"eu\"]\npattern = \"x\"", "exactly one of"),
+        ("region = \"eu\"", "unknown key `region`"),
+    ] {
+        let t = format!("{BASE}\n[cohorts]\n{section}\n");
+        let (line, _, m) = invalid(&t);
+        assert!(m.contains(needle), "{section}: {m}");
+        assert!(line >= line_of(&t, "[cohorts]"), "{section}: line {line}");
+    }
+}

@@ -1,5 +1,7 @@
-//! The shared conformance suite: every scenario runs on the embedded store and on a
-//! real Redis (started by `scripts/test` or by the harness), and must behave the same.
+//! The shared conformance suite: every scenario runs on the embedded store and on
+//! real Redis in each of the forms production uses: one server, a three-master Redis
+//! Cluster (where batches span slots and nodes) and a TLS server with an ACL user (all
+//! started by `scripts/test` or by the harness). Every form must behave the same.
 
 mod common;
 
@@ -67,7 +69,7 @@ fn season(prefix: &str, mode: &str, size: u32, join: &str) -> Season {
         .expect("test season is valid")
 }
 
-/// Builds a league on the store named by `$kind` and runs `$body` with it.
+/// Runs `$body` with a league on each store: memory, redis, cluster and tls.
 macro_rules! on_both {
     ($name:ident, |$league:ident, $clock:ident| $body:block) => {
         on_both!(
@@ -96,6 +98,30 @@ macro_rules! on_both {
             async fn redis() {
                 let $clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
                 let store = common::redis_store().await;
+                let prefix = common::unique_prefix(stringify!($name));
+                let $league = Arc::new(League::with_clock(
+                    season(&prefix, $mode, $size, $join),
+                    store,
+                    Arc::new($clock.clone()),
+                ));
+                $body
+            }
+            #[tokio::test]
+            async fn cluster() {
+                let $clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
+                let store = common::cluster_store().await;
+                let prefix = common::unique_prefix(stringify!($name));
+                let $league = Arc::new(League::with_clock(
+                    season(&prefix, $mode, $size, $join),
+                    store,
+                    Arc::new($clock.clone()),
+                ));
+                $body
+            }
+            #[tokio::test]
+            async fn tls() {
+                let $clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
+                let store = common::tls_store().await;
                 let prefix = common::unique_prefix(stringify!($name));
                 let $league = Arc::new(League::with_clock(
                     season(&prefix, $mode, $size, $join),
@@ -1053,9 +1079,336 @@ mod precision {
         ))
         .await;
     }
+    #[tokio::test]
+    async fn cluster() {
+        let prefix = common::unique_prefix("edge");
+        check(League::with_clock(
+            edge_season(&prefix),
+            common::cluster_store().await,
+            clock(),
+        ))
+        .await;
+    }
+    #[tokio::test]
+    async fn tls() {
+        let prefix = common::unique_prefix("edge");
+        check(League::with_clock(
+            edge_season(&prefix),
+            common::tls_store().await,
+            clock(),
+        ))
+        .await;
+    }
 }
 
 #[allow(dead_code)]
 fn _assert_redis_store_is_store(s: RedisStore) -> impl Store {
     s
 }
+
+on_both!(
+    tier_top_merges_brackets_in_board_order,
+    ("increment", 4, "on_first_score"),
+    |league, clock| {
+        // 30 players in brackets of 4: many equal scores, some reached at the same
+        // second, so the order across brackets needs score, then time, then id.
+        let mut expected: Vec<(i64, String, String)> = Vec::new();
+        for i in 0..30 {
+            let player = format!("p{:02}", (i * 17) % 30);
+            let score = ((i * 7) % 5) as i64 * 10 + 10;
+            let at = format!("2026-01-05T09:0{}:00Z", i % 3);
+            submit_at(&league, &player, score, &at).await;
+            expected.push((-score, at, player));
+        }
+        expected.sort();
+        let want = |n: usize| -> Vec<(String, u64)> {
+            expected[..n]
+                .iter()
+                .map(|(s, _, p)| (p.clone(), (-s) as u64))
+                .collect()
+        };
+        league
+            .set_profile("p00", &[("name".into(), "Zero".into())])
+            .await
+            .expect("profile");
+        let got = |t: &leaguekit::TierTop| -> Vec<(String, u64)> {
+            t.entries
+                .iter()
+                .map(|e| (e.player.clone(), e.score))
+                .collect()
+        };
+        for limit in [1, 5, 12, 30, 1000] {
+            let top = league.top("bronze", None, limit).await.expect("top");
+            assert_eq!(got(&top), want((limit as usize).min(30)), "limit {limit}");
+            assert_eq!((top.brackets, top.frozen, top.period), (8, false, 1));
+            assert!(
+                top.entries
+                    .iter()
+                    .enumerate()
+                    .all(|(i, e)| e.rank == i as u64 + 1)
+            );
+        }
+        // Each entry names its bracket and carries the cached profile.
+        let all = league.top("bronze", None, 30).await.expect("top");
+        for e in &all.entries {
+            let view = league.player(&e.player, None).await.expect("player");
+            assert_eq!(view.bracket, Some(e.bracket), "{}", e.player);
+        }
+        let zero = all.entries.iter().find(|e| e.player == "p00").expect("p00");
+        assert_eq!(zero.profile["name"], "Zero");
+        // An empty tier has an empty list; bad input is refused.
+        let silver = league.top("silver", None, 10).await.expect("silver");
+        assert!(silver.entries.is_empty() && silver.brackets == 0);
+        for (tier, limit) in [("bronze", 0), ("bronze", 1001), ("mithril", 10)] {
+            let e = league.top(tier, None, limit).await.unwrap_err();
+            assert!(
+                matches!(
+                    input_err(e),
+                    InputError::BadLimit { .. } | InputError::UnknownTier { .. }
+                ),
+                "{tier} {limit}"
+            );
+        }
+        // Closed: the list frozen at the rollover, the same as the last live one.
+        clock.set(t("2026-01-06T00:00:06Z"));
+        league
+            .rollover(None, leaguekit::RolloverOptions::default())
+            .await
+            .expect("rollover");
+        for limit in [7, 1000] {
+            let frozen = league.top("bronze", Some(1), limit).await.expect("frozen");
+            assert!(frozen.frozen);
+            assert_eq!(
+                got(&frozen),
+                want((limit as usize).min(30)),
+                "limit {limit}"
+            );
+            assert_eq!(frozen.entries[0].profile, all.entries[0].profile);
+        }
+    }
+);
+
+/// The running period's list is shared for `TOP_CACHE`, then read again.
+#[tokio::test]
+async fn tier_top_cache_expires() {
+    let clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
+    let league = League::with_clock(
+        season("lkmem", "increment", 4, "on_first_score"),
+        MemoryStore::with_clock(Arc::new(clock.clone())),
+        Arc::new(clock.clone()),
+    );
+    submit_at(&league, "a", 10, "2026-01-05T09:00:00Z").await;
+    let first = league.top("bronze", None, 10).await.expect("top");
+    submit_at(&league, "b", 20, "2026-01-05T09:00:00Z").await;
+    let cached = league.top("bronze", None, 10).await.expect("top");
+    assert_eq!(first, cached, "read within TOP_CACHE");
+    tokio::time::sleep(leaguekit::ranking::TOP_CACHE + std::time::Duration::from_millis(50)).await;
+    let fresh = league.top("bronze", None, 10).await.expect("top");
+    assert_eq!(fresh.entries[0].player, "b");
+}
+
+on_both!(
+    cohorts_form_their_own_brackets,
+    ("increment", 2, "on_first_score"),
+    |plain, clock| {
+        // A season without cohorts refuses a label, and writes nothing.
+        let e = plain
+            .join_with("x", leaguekit::JoinOptions::default().cohort("eu"))
+            .await
+            .unwrap_err();
+        assert!(matches!(input_err(e), InputError::UnknownCohort { .. }));
+        assert!(
+            plain
+                .counts(None)
+                .await
+                .expect("counts")
+                .iter()
+                .all(|c| c.players == 0)
+        );
+
+        let text = season_text(
+            &format!("{}c", plain.season().key_prefix),
+            "increment",
+            2,
+            "on_first_score",
+        ) + "\n[cohorts]\nvalues = [\"eu\", \"na\"]\n";
+        let season = Season::from_toml(&text, "cohorts.toml").expect("season with cohorts");
+        let league = League::with_clock(season, plain.store().clone(), Arc::new(clock.clone()));
+        let at = t("2026-01-05T09:00:00Z");
+        let join = |p: &'static str, c: Option<&'static str>| {
+            let mut o = leaguekit::JoinOptions::default().at(at);
+            if let Some(c) = c {
+                o = o.cohort(c);
+            }
+            let league = &league;
+            async move { league.join_with(p, o).await.expect("join") }
+        };
+        let placed = [
+            join("e1", Some("eu")).await,
+            join("e2", Some("eu")).await,
+            join("e3", Some("eu")).await,
+            join("n1", Some("na")).await,
+            join("x1", None).await,
+        ];
+        let got: Vec<(Option<&str>, u32)> = placed
+            .iter()
+            .map(|p| (p.cohort.as_deref(), p.bracket))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("eu"), 1),
+                (Some("eu"), 1),
+                (Some("eu"), 2),
+                (Some("na"), 1),
+                (None, 1)
+            ]
+        );
+        assert!(placed.iter().all(|p| p.tier == "bronze"));
+        // An undeclared label is refused before anything is written.
+        let e = league
+            .join_with("z", leaguekit::JoinOptions::default().cohort("asia"))
+            .await
+            .unwrap_err();
+        match input_err(e) {
+            InputError::UnknownCohort { known, .. } => assert!(known.contains("eu, na"), "{known}"),
+            other => panic!("{other:?}"),
+        }
+        // A first score places in its cohort; a placed player keeps theirs.
+        for (p, v, c) in [
+            ("e1", 30, None::<&str>),
+            ("e2", 20, None),
+            ("e3", 10, None),
+            ("n1", 50, None),
+        ] {
+            let mut o = SubmitOptions::default().at(at);
+            if let Some(c) = c {
+                o = o.cohort(c);
+            }
+            league.submit(p, v, o).await.expect("submit");
+        }
+        let n2 = league
+            .submit("n2", 40, SubmitOptions::default().at(at).cohort("na"))
+            .await
+            .expect("n2");
+        assert_eq!((n2.cohort.as_deref(), n2.bracket), (Some("na"), 1));
+        let e1 = league
+            .submit("e1", 0, SubmitOptions::default().at(at).cohort("na"))
+            .await
+            .expect("e1");
+        assert_eq!(
+            e1.cohort.as_deref(),
+            Some("eu"),
+            "a player keeps their cohort"
+        );
+        // Reads per cohort, and across cohorts.
+        let eu = league
+            .standings("bronze@eu", 1, None, 0, 10)
+            .await
+            .expect("eu");
+        assert_eq!(
+            (
+                eu.tier.as_str(),
+                eu.cohort.as_deref(),
+                order(&league, "bronze@eu", 1).await
+            ),
+            (
+                "bronze",
+                Some("eu"),
+                vec![("e1".to_owned(), 30), ("e2".to_owned(), 20)]
+            )
+        );
+        assert_eq!(order(&league, "bronze", 1).await, [("x1".to_owned(), 0)]);
+        let counts = league.counts(None).await.expect("counts");
+        assert_eq!((counts[0].players, counts[0].brackets), (6, 4));
+        let by: Vec<(Option<&str>, u64, u64)> = counts[0]
+            .cohorts
+            .iter()
+            .map(|c| (c.cohort.as_deref(), c.players, c.brackets))
+            .collect();
+        assert_eq!(by, [(None, 1, 1), (Some("eu"), 3, 2), (Some("na"), 2, 1)]);
+        let na = league.top("bronze@na", None, 10).await.expect("top na");
+        assert_eq!(
+            na.entries
+                .iter()
+                .map(|e| e.player.as_str())
+                .collect::<Vec<_>>(),
+            ["n1", "n2"]
+        );
+        let all = league.top("bronze", None, 10).await.expect("top");
+        let list: Vec<(&str, Option<&str>)> = all
+            .entries
+            .iter()
+            .map(|e| (e.player.as_str(), e.cohort.as_deref()))
+            .collect();
+        assert_eq!(
+            list,
+            [
+                ("n1", Some("na")),
+                ("n2", Some("na")),
+                ("e1", Some("eu")),
+                ("e2", Some("eu")),
+                ("e3", Some("eu")),
+                ("x1", None)
+            ]
+        );
+        assert_eq!(all.brackets, 4);
+        // The rollover closes every cohort's brackets; lists are frozen per cohort and
+        // per tier; a returning player keeps their cohort by default.
+        clock.set(t("2026-01-06T00:00:06Z"));
+        let report = league
+            .rollover(None, leaguekit::RolloverOptions::default())
+            .await
+            .expect("rollover");
+        assert_eq!(
+            (report.closed[0].brackets, report.closed[0].totals.players),
+            (4, 6)
+        );
+        assert!(
+            league
+                .top("bronze@eu", Some(1), 10)
+                .await
+                .expect("eu")
+                .frozen
+        );
+        let frozen = league.top("bronze", Some(1), 10).await.expect("all");
+        assert!(frozen.frozen);
+        assert_eq!(frozen.entries, all.entries);
+        clock.set(t("2026-01-06T01:00:00Z"));
+        let back = league
+            .join("e1", Some(t("2026-01-06T01:00:00Z")))
+            .await
+            .expect("e1 returns");
+        assert_eq!(
+            (back.tier.as_str(), back.cohort.as_deref()),
+            ("silver", Some("eu"))
+        );
+        let last = back.last.expect("last");
+        assert_eq!(
+            (last.tier.as_str(), last.cohort.as_deref()),
+            ("bronze", Some("eu"))
+        );
+        // The outcome log pages across cohorts without loss or repeat.
+        let whole = league.outcomes(1, None, 100).await.expect("log");
+        assert_eq!(whole.len(), 6);
+        let mut paged = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = league
+                .outcomes(1, cursor.as_deref(), 1)
+                .await
+                .expect("page");
+            let Some(r) = page.last() else { break };
+            cursor = Some(r.cursor.clone());
+            paged.extend(page);
+        }
+        assert_eq!(paged, whole);
+        assert_eq!(
+            whole
+                .iter()
+                .filter(|r| r.cohort.as_deref() == Some("eu"))
+                .count(),
+            3
+        );
+    }
+);

@@ -581,6 +581,19 @@ async fn an_update_without_a_request_id_is_not_retried() {
 /// updates sent one at a time.
 #[tokio::test]
 async fn update_many_pipelines_and_matches_sequential_updates() {
+    batch_matches_sequential(redis_store().await).await;
+}
+
+/// On a Redis Cluster the batch's four brackets live in different slots (and, with
+/// three masters, mostly on different nodes): redis-rs refuses a pipeline that spans
+/// slots, so the store sends one per slot, concurrently. The answers are still
+/// exactly those of the same updates sent one at a time.
+#[tokio::test]
+async fn update_many_spans_slots_and_nodes_of_a_cluster() {
+    batch_matches_sequential(common::cluster_store().await).await;
+}
+
+async fn batch_matches_sequential(store: RedisStore) {
     const N: usize = 1000;
     let mut rng = Lcg(42);
     let items: Vec<BatchItem> = (0..N)
@@ -596,7 +609,6 @@ async fn update_many_pipelines_and_matches_sequential_updates() {
         })
         .collect();
     let players: Vec<String> = (0..150).map(|i| format!("p{i:03}")).collect();
-    let store = redis_store().await;
     let batched = pinned(
         season(
             &unique_prefix("batch"),

@@ -1,4 +1,5 @@
-//! Period lifecycle on both stores: closing, promotions and demotions through every
+//! Period lifecycle on every store (memory; Redis as one server, a three-master
+//! cluster, and TLS with an ACL user): closing, promotions and demotions through every
 //! tier, exactly-once rewards, catch-up, on-the-spot outcomes, the outcome log.
 
 mod common;
@@ -97,6 +98,32 @@ macro_rules! on_both {
                 let $league = Arc::new(League::with_clock(
                     season,
                     common::redis_store().await,
+                    Arc::new($clock.clone()),
+                ));
+                $body
+            }
+            #[tokio::test]
+            async fn cluster() {
+                let $clock = ManualClock::new(day(0, 1));
+                let prefix = common::unique_prefix(stringify!($name));
+                let season = Season::from_toml(&season_text(&prefix, $join, $idle), "roll.toml")
+                    .expect("season");
+                let $league = Arc::new(League::with_clock(
+                    season,
+                    common::cluster_store().await,
+                    Arc::new($clock.clone()),
+                ));
+                $body
+            }
+            #[tokio::test]
+            async fn tls() {
+                let $clock = ManualClock::new(day(0, 1));
+                let prefix = common::unique_prefix(stringify!($name));
+                let season = Season::from_toml(&season_text(&prefix, $join, $idle), "roll.toml")
+                    .expect("season");
+                let $league = Arc::new(League::with_clock(
+                    season,
+                    common::tls_store().await,
                     Arc::new($clock.clone()),
                 ));
                 $body
@@ -584,3 +611,212 @@ async fn big_bracket_redis() {
     )
     .await;
 }
+
+on_both!(
+    the_last_result_comes_with_the_next_placement,
+    ("on_first_score", "stay"),
+    |league, clock| {
+        // A brand-new player is told there is nothing before: no result, no rewards.
+        let first = league
+            .submit("a", 40, SubmitOptions::default().at(now(&clock, day(0, 2))))
+            .await
+            .expect("first score");
+        assert_eq!(
+            (first.last.as_ref(), first.pending_rewards.as_deref()),
+            (None, Some(&[][..]))
+        );
+        // Later replies of the period say nothing more.
+        let again = league
+            .submit("a", 1, SubmitOptions::default().at(now(&clock, day(0, 2))))
+            .await
+            .expect("second score");
+        assert_eq!((again.last, again.pending_rewards), (None, None));
+        for (i, p) in ["b", "c", "d"].iter().enumerate() {
+            score(&league, &clock, p, 30 - 10 * i as i64, day(0, 2)).await;
+        }
+        // No rollover ran: the first placement of day 1 closes a's bracket on the spot
+        // and tells a the result, with the reward just granted.
+        clock.set(closable(1));
+        let placed = league
+            .join("a", Some(now(&clock, day(1, 1))))
+            .await
+            .expect("join day 1");
+        assert_eq!(placed.tier, "silver");
+        let last = placed.last.expect("the last result, once");
+        assert_eq!(
+            (
+                last.period,
+                last.tier.as_str(),
+                last.rank,
+                last.score,
+                last.next_tier.as_str()
+            ),
+            (1, "bronze", 1, 41, "silver")
+        );
+        assert_eq!(
+            serde_json::to_value(last.outcome).expect("json"),
+            serde_json::json!("promoted")
+        );
+        assert_eq!(last.reward.as_deref(), Some("gems:100"));
+        let pending = placed.pending_rewards.expect("pending rewards, once");
+        assert_eq!(
+            pending.iter().map(|r| r.grant.as_str()).collect::<Vec<_>>(),
+            ["gems:100"]
+        );
+        // Joining again is the same placement, without the news.
+        let repeat = league
+            .join("a", Some(now(&clock, day(1, 2))))
+            .await
+            .expect("join again");
+        assert_eq!(
+            (repeat.bracket, repeat.last, repeat.pending_rewards),
+            (placed.bracket, None, None)
+        );
+        // A first score is a placement too: b (second, "gems|10 {odd}") learns it there.
+        let b = league
+            .submit("b", 5, SubmitOptions::default().at(now(&clock, day(1, 3))))
+            .await
+            .expect("b's first score of day 1");
+        let last = b.last.expect("b's last result");
+        assert_eq!(
+            (last.rank, last.reward.as_deref()),
+            (2, Some("gems|10 {odd}"))
+        );
+        assert_eq!(b.pending_rewards.map(|r| r.len()), Some(1));
+        // A claimed reward is no longer pending at the next placement; the result of
+        // the last period played is still told after a skipped period.
+        league.claim("b", None).await.expect("claim");
+        clock.set(closable(3));
+        let later = league
+            .join("b", Some(now(&clock, day(3, 1))))
+            .await
+            .expect("join day 3");
+        let last = later.last.expect("the result of day 1");
+        assert_eq!((last.period, last.rank), (2, 1));
+        assert_eq!(
+            later.pending_rewards.map(|r| r.len()),
+            Some(1),
+            "day 1's reward for rank 1"
+        );
+        // And the library and the player command still show it at any time.
+        let shown = league.last_outcome("b").await.expect("last outcome");
+        assert_eq!(shown.map(|o| o.period), Some(2));
+    }
+);
+
+/// The same league under an edited season file (same store, same key prefix).
+fn edited<S: Store + Clone>(
+    league: &League<S>,
+    clock: &ManualClock,
+    edit: impl Fn(String) -> String,
+) -> League<S> {
+    let text = season_text(&league.season().key_prefix, "on_first_score", "stay");
+    let edited = edit(text);
+    let season = Season::from_toml(&edited, "edited.toml").expect("edited season");
+    League::with_clock(season, league.store().clone(), Arc::new(clock.clone()))
+}
+
+on_both!(
+    season_edits_between_periods,
+    ("on_first_score", "stay"),
+    |league, clock| {
+        for (i, p) in ["a", "b", "c", "d"].iter().enumerate() {
+            score(&league, &clock, p, 40 - 10 * i as i64, day(0, 2)).await;
+        }
+        clock.set(closable(1));
+        league
+            .rollover(None, RolloverOptions::default())
+            .await
+            .expect("rollover of period 1");
+        // The designer renames silver, promotes two from bronze, and adds a top tier.
+        let next = edited(&league, &clock, |t| {
+            t.replace(
+                "name = \"silver\"",
+                "name = \"argent\"\nrenamed_from = \"silver\"",
+            )
+            .replacen("promote = 1\ndemote = 0", "promote = 2\ndemote = 0", 1)
+            .replace(
+                "name = \"gold\"\npromote = 0",
+                "name = \"gold\"\npromote = 1",
+            ) + "[[tiers]]\nname = \"diamond\"\npromote = 0\ndemote = 1\n"
+        });
+        let edits = next.compare_with_live().await.expect("compare");
+        assert!(edits.refused.is_empty(), "{edits:?}");
+        let said = edits.changes.join("\n");
+        for needle in [
+            "tier \"silver\" is renamed \"argent\"",
+            "tier \"bronze\": promote 1 -> 2",
+            "new tier \"diamond\"",
+            "tier \"gold\": promote 0 -> 1",
+        ] {
+            assert!(said.contains(needle), "{needle:?} in {said}");
+        }
+        assert_eq!(edits.running, 2);
+        // a was promoted to silver: under the new file a is in argent.
+        let a = next
+            .join("a", Some(now(&clock, day(1, 1))))
+            .await
+            .expect("a joins");
+        assert_eq!(a.tier, "argent");
+        assert_eq!(a.last.map(|l| l.next_tier), Some("silver".to_owned()));
+        score(&next, &clock, "a", 5, day(1, 1)).await;
+        for (i, p) in ["b", "c", "d"].iter().enumerate() {
+            score(&next, &clock, p, 30 - 10 * i as i64, day(1, 2)).await;
+        }
+        // A file that loses the tier a is placed in is refused by the rollover, and
+        // nothing is written; so is a changed bracket size.
+        clock.set(closable(2));
+        let lost = edited(&league, &clock, |t| {
+            t.replace("[[tiers]]\nname = \"silver\"\npromote = 1\ndemote = 1\nrewards = [{ ranks = \"1\", grant = \"gems:500\" }]\n", "")
+        });
+        assert_eq!(lost.season().tiers.len(), 2, "the edit removed a tier");
+        let refused = lost.compare_with_live().await.expect("compare");
+        assert!(
+            refused.refused.iter().any(|r| r
+                .contains("tier \"argent\" has 0 player(s) placed in period 3 and 1 in period 2")),
+            "{refused:?}"
+        );
+        let e = lost
+            .rollover(None, RolloverOptions::default())
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("renamed_from = \"argent\""), "{e}");
+        let resized = edited(&league, &clock, |t| t.replace("size = 4", "size = 5"));
+        let e = resized
+            .rollover(None, RolloverOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("brackets.size is 4 in the live league and 5"),
+            "{e}"
+        );
+        assert_eq!(
+            next.rollover(None, RolloverOptions::default().dry_run(true))
+                .await
+                .expect("dry run")
+                .closed_through,
+            1,
+            "the refused runs closed nothing"
+        );
+        // The edited file closes period 2 with its new rules: two promoted from bronze.
+        let report = next
+            .rollover(None, RolloverOptions::default())
+            .await
+            .expect("rollover of period 2");
+        let bronze = &report.closed[0].tiers["bronze"];
+        assert_eq!(bronze.promoted, 2, "{report:?}");
+        for (p, tier) in [
+            ("a", "gold"),
+            ("b", "argent"),
+            ("c", "argent"),
+            ("d", "bronze"),
+        ] {
+            let placed = next
+                .join(p, Some(now(&clock, day(2, 1))))
+                .await
+                .expect("join");
+            assert_eq!(placed.tier, tier, "{p}");
+        }
+    }
+);

@@ -361,7 +361,7 @@ fn history_text() -> String {
     // result), one before (a value no score can take).
     lines.push(r#"{"player":"zz-neg","value":-7,"at":"2026-03-04T10:00:00Z"}"#.into());
     lines.push(r#"{"player":"zz-huge","value":999999,"at":"2026-03-04T10:00:00Z"}"#.into());
-    lines.push(r#"{"period":2,"tier":"bronze","bracket":1,"rank":1,"player":"x-export","score":77,"outcome":"stayed","next_tier":"bronze","reward":null}"#.into());
+    lines.push(r#"{"period":2,"tier":"bronze","bracket":1,"rank":1,"player":"x-export","cohort":"eu","score":77,"outcome":"stayed","next_tier":"bronze","reward":null}"#.into());
     lines.push(r#"{"period":2,"tier":"bronze","bracket":1,"rank":2,"player":"y-export","score":0,"outcome":"stayed","next_tier":"bronze","reward":null}"#.into());
     lines.join("\n") + "\n"
 }

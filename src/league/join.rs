@@ -10,6 +10,7 @@ use serde::Serialize;
 use tracing::instrument;
 
 use crate::error::{Error, InputError, StoreError};
+use crate::rollover::outcome::{LastOutcome, Outcome, RewardGrant};
 use crate::season::JoinPolicy;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::{Entered, JoinRequest, PlayerState, Store};
@@ -26,8 +27,64 @@ pub struct Placement {
     pub period: PeriodId,
     /// The tier name.
     pub tier: String,
-    /// The bracket number, from 1.
+    /// The cohort the player is placed in for the period (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
+    /// The bracket number, from 1 (within the tier's cohort).
     pub bracket: u32,
+    /// On the reply that placed the player in this period: their result in the last
+    /// period they played (`null` for a new player, or if that result has expired).
+    /// `null` on every later reply for the period.
+    pub last: Option<LastOutcome>,
+    /// On the reply that placed the player in this period: their rewards not yet
+    /// claimed (so the game can offer them at once). `null` on every later reply.
+    pub pending_rewards: Option<Vec<RewardGrant>>,
+}
+
+/// Options of [`League::join_with`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JoinOptions {
+    /// The event's time; defaults to now.
+    pub at: Option<DateTime<Utc>>,
+    /// The cohort to be placed in (a label of the season's `[cohorts]`); defaults to
+    /// the cohort of the player's last placement. Ignored once the player is placed
+    /// in the period: a player keeps their cohort for the period.
+    pub cohort: Option<String>,
+}
+
+impl JoinOptions {
+    /// Sets the event time.
+    pub fn at(mut self, at: DateTime<Utc>) -> Self {
+        self.at = Some(at);
+        self
+    }
+
+    /// Sets the cohort.
+    pub fn cohort(mut self, cohort: impl Into<String>) -> Self {
+        self.cohort = Some(cohort.into());
+        self
+    }
+}
+
+/// What a player placed in a new period is told once: their previous result and
+/// their pending rewards ([`Placement::last`], [`Placement::pending_rewards`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Welcome {
+    pub(crate) last: Option<LastOutcome>,
+    pub(crate) pending_rewards: Vec<RewardGrant>,
+}
+
+impl Welcome {
+    /// The reply fields: both `None` unless this call placed the player.
+    pub(crate) fn fields(
+        welcome: Option<Welcome>,
+    ) -> (Option<LastOutcome>, Option<Vec<RewardGrant>>) {
+        match welcome {
+            Some(w) => (w.last, Some(w.pending_rewards)),
+            None => (None, None),
+        }
+    }
 }
 
 impl<S: Store> League<S> {
@@ -43,15 +100,31 @@ impl<S: Store> League<S> {
         period: PeriodId,
         close: Option<DateTime<Utc>>,
     ) -> Result<String, Error> {
+        Ok(self
+            .next_tier_and_last(player, state, period, close)
+            .await?
+            .0)
+    }
+
+    /// [`League::next_tier`], and the outcome of the last period played when it was
+    /// read on the way.
+    async fn next_tier_and_last(
+        &self,
+        player: &str,
+        state: Option<&PlayerState>,
+        period: PeriodId,
+        close: Option<DateTime<Utc>>,
+    ) -> Result<(String, Option<LastOutcome>), Error> {
         let Some(s) = state else {
-            return Ok(self.tier_name(0));
+            return Ok((self.tier_name(0), None));
         };
-        let Some((index, _)) = self.season.tier(&s.tier) else {
+        let Some((index, _)) = self.season.tier_by_any_name(&s.tier) else {
             // The tier was removed from the season: start again at the bottom.
-            return Ok(self.tier_name(0));
+            return Ok((self.tier_name(0), None));
         };
         if s.period >= period {
-            return Ok(s.tier.clone());
+            let (tier, _) = crate::season::split_group(&s.tier);
+            return Ok((tier.to_owned(), None));
         }
         let last = match close {
             Some(now) => {
@@ -63,37 +136,63 @@ impl<S: Store> League<S> {
                     .await?
             }
         };
-        let (base, skipped) = match last {
+        let (base, skipped) = match &last {
             Some(o) => (
-                self.season.tier(&o.next_tier).map_or(index, |(i, _)| i),
+                self.season
+                    .tier_by_any_name(&o.next_tier)
+                    .map_or(index, |(i, _)| i),
                 period - s.period - 1,
             ),
             // Never reached the board (or its record has expired): the period counts
             // as skipped.
             None => (index, period - s.period),
         };
-        Ok(self.tier_name(crate::rollover::outcome::after_skipped(
-            &self.season,
-            base,
-            skipped,
-        )))
+        let last = last.map(|o: Outcome| LastOutcome {
+            period: s.period,
+            tier: crate::season::split_group(&s.tier).0.to_owned(),
+            cohort: crate::season::split_group(&s.tier).1.map(str::to_owned),
+            bracket: s.bracket,
+            rank: o.rank,
+            score: o.score,
+            outcome: o.outcome,
+            next_tier: o.next_tier,
+            reward: o.reward,
+        });
+        Ok((
+            self.tier_name(self.season.tier_after_skipping(base, skipped)),
+            last,
+        ))
     }
 
     /// Places `player` in a bracket of their tier for the period of `at` (default now).
     /// Joining again returns the same bracket.
-    #[instrument(skip(self), err(level = "debug"))]
     pub async fn join(&self, player: &str, at: Option<DateTime<Utc>>) -> Result<Placement, Error> {
+        self.join_with(player, JoinOptions { at, cohort: None })
+            .await
+    }
+
+    /// [`League::join`] with options: the time and the cohort.
+    #[instrument(skip(self), err(level = "debug"))]
+    pub async fn join_with(&self, player: &str, options: JoinOptions) -> Result<Placement, Error> {
         validate_player(player)?;
+        self.validate_cohort(options.cohort.as_deref())?;
         let now = self.now().await?;
-        let at = normalize_time(at.unwrap_or(now));
+        let at = normalize_time(options.at.unwrap_or(now));
         let period = self.period_at(Some(at))?;
         self.check_time(&period, at, now, false)?;
-        let placed = self.place(player, &period, at, now).await?;
+        let (placed, welcome) = self
+            .place(player, &period, at, now, options.cohort.as_deref())
+            .await?;
+        let (last, pending_rewards) = Welcome::fields(welcome);
+        let (tier, cohort) = crate::season::split_group(&placed.tier);
         Ok(Placement {
             player: player.to_owned(),
             period: period.id,
-            tier: placed.tier.clone(),
+            tier: tier.to_owned(),
+            cohort: cohort.map(str::to_owned),
             bracket: placed.bracket,
+            last,
+            pending_rewards,
         })
     }
 
@@ -106,21 +205,31 @@ impl<S: Store> League<S> {
         }
     }
 
+    /// Places the player (or finds their placement) in `period`. The [`Welcome`] is
+    /// there when this call placed them: their stored state was of an earlier period.
     pub(crate) async fn place(
         &self,
         player: &str,
         period: &Period,
         at: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Arc<Placed>, Error> {
+        cohort: Option<&str>,
+    ) -> Result<(Arc<Placed>, Option<Welcome>), Error> {
         if let Some(hit) = self.cached(player, period.id) {
-            return Ok(hit);
+            return Ok((hit, None));
         }
         let pkeys = self.keys.player(player);
-        let state = self.store.player_state(&pkeys).await?;
-        let tier = self
-            .next_tier(player, state.as_ref(), period.id, Some(now))
+        // State, profile and pending rewards in one round trip (one slot).
+        let snapshot = self.store.player_snapshot(&pkeys).await?;
+        let state = snapshot.state;
+        let profile = self.profile_json_of(&snapshot.profile.0, snapshot.profile.1);
+        let fresh = state.as_ref().is_none_or(|s| s.period < period.id);
+        let (tier, last) = self
+            .next_tier_and_last(player, state.as_ref(), period.id, Some(now))
             .await?;
+        // The tier's boards of the player's cohort: a counter and brackets of their own.
+        let cohort = self.cohort_for(cohort, state.as_ref().map(|s| s.tier.as_str()));
+        let tier = crate::season::board_group(&tier, cohort.as_deref());
         let size = self.season.brackets.size;
         let ttl = self.ttl_secs(period.id);
         let mut replace_full = None;
@@ -142,7 +251,6 @@ impl<S: Store> League<S> {
                 .await
                 .map_err(|e| self.join_error(e, period, at))?;
             let placed = self.placed(period.id, &joined.tier, joined.bracket);
-            let profile = self.profile_json(&pkeys).await?;
             let entered = self
                 .store
                 .enter(
@@ -183,7 +291,32 @@ impl<S: Store> League<S> {
                         .saturating_sub(u64::from(self.season.retention.periods) + 1),
                 )
                 .await?;
-            return Ok(self.remember(player, period.id, &joined.tier, joined.bracket));
+            let placed = self.remember(player, period.id, &joined.tier, joined.bracket);
+            if !fresh {
+                return Ok((placed, None));
+            }
+            // The previous bracket's reward, when it was granted after the snapshot (the
+            // bracket was closed on the spot just now), is read again.
+            let mut rewards = snapshot.rewards;
+            if let Some(l) = &last
+                && l.reward.is_some()
+            {
+                let source = format!("{}/", l.period);
+                if !rewards.iter().any(|(s, _)| s.starts_with(&source)) {
+                    rewards = self.store.rewards(&pkeys).await?;
+                }
+            }
+            let pending_rewards = rewards
+                .into_iter()
+                .map(|(source, grant)| RewardGrant { source, grant })
+                .collect();
+            return Ok((
+                placed,
+                Some(Welcome {
+                    last,
+                    pending_rewards,
+                }),
+            ));
         }
         Err(StoreError::Protocol(format!(
             "could not place {player:?} in period {}: every bracket tried was full; the \
@@ -200,23 +333,24 @@ impl<S: Store> League<S> {
         period: &Period,
         at: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Arc<Placed>, Error> {
+        cohort: Option<&str>,
+    ) -> Result<(Arc<Placed>, Option<Welcome>), Error> {
         if let Some(hit) = self.cached(player, period.id) {
-            return Ok(hit);
+            return Ok((hit, None));
         }
         if let Some((tier, bracket)) = self
             .store
             .placement(&self.period_keys(period.id), player)
             .await?
         {
-            return Ok(self.remember(player, period.id, &tier, bracket));
+            return Ok((self.remember(player, period.id, &tier, bracket), None));
         }
         match self.season.brackets.join {
             JoinPolicy::OnFirstScore => {
                 // A first score is a join: it must pass the join's time rules even when
                 // it carries a request id.
                 self.check_time(period, at, now, false)?;
-                self.place(player, period, at, now).await
+                self.place(player, period, at, now, cohort).await
             }
             JoinPolicy::Explicit => Err(InputError::NotJoined {
                 player: player.to_owned(),

@@ -29,8 +29,9 @@ mod join;
 mod time;
 mod view;
 
-pub use join::Placement;
-pub use view::{PlayerView, TierCount};
+pub(crate) use join::Welcome;
+pub use join::{JoinOptions, Placement};
+pub use view::{CohortCount, PlayerView, TierCount};
 
 use crate::store::Store;
 
@@ -71,6 +72,10 @@ pub struct League<S: Store> {
     pub(crate) period_keys: Mutex<Option<(PeriodId, Arc<PeriodKeys>)>>,
     /// The season's profile fields, sorted: the order of a profile's JSON.
     pub(crate) profile_order: Vec<String>,
+    /// State that the modules extending [`League`] keep per league (the ranking's
+    /// cached tier-wide lists), by name and type, so that the league needs none of
+    /// their types. See [`League::extension`].
+    pub(crate) extensions: Mutex<FastMap<&'static str, Arc<dyn std::any::Any + Send + Sync>>>,
 }
 
 /// The caches' maps: foldhash is fast and seeds each map randomly.
@@ -180,7 +185,25 @@ impl<S: Store> League<S> {
             cache: Mutex::new(FastMap::default()),
             brackets: Mutex::new(FastMap::default()),
             period_keys: Mutex::new(None),
+            extensions: Mutex::new(FastMap::default()),
         }
+    }
+
+    /// The per-league state `T` named `name`, made on first use.
+    pub(crate) fn extension<T: Default + Send + Sync + 'static>(
+        &self,
+        name: &'static str,
+    ) -> Arc<T> {
+        let mut map = self
+            .extensions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(found) = map.get(name).and_then(|a| a.clone().downcast::<T>().ok()) {
+            return found;
+        }
+        let made = Arc::new(T::default());
+        map.insert(name, made.clone());
+        made
     }
 
     /// The season.
@@ -243,8 +266,46 @@ impl<S: Store> League<S> {
             .join(", ")
     }
 
+    /// A cohort label the season declares (or none).
+    pub(crate) fn validate_cohort(&self, cohort: Option<&str>) -> Result<(), InputError> {
+        let Some(label) = cohort else {
+            return Ok(());
+        };
+        let known = match &self.season.cohorts {
+            None => {
+                Err("this season declares no cohorts (add [cohorts] to the season file)".to_owned())
+            }
+            Some(c) => c.check(label),
+        };
+        known.map_err(|known| InputError::UnknownCohort {
+            cohort: truncate(label),
+            known,
+        })
+    }
+
+    /// A player's cohort for a new placement: the one given, else the one of their
+    /// last placement while the season still declares it.
+    pub(crate) fn cohort_for(
+        &self,
+        given: Option<&str>,
+        last_group: Option<&str>,
+    ) -> Option<String> {
+        if let Some(c) = given {
+            return Some(c.to_owned());
+        }
+        let (_, last) = crate::season::split_group(last_group?);
+        let last = last?;
+        self.validate_cohort(Some(last)).ok()?;
+        Some(last.to_owned())
+    }
+
+    /// A tier name, or a cohort's boards of a tier (`tier@cohort`, see
+    /// [`crate::season::board_group`]), that reads may name.
     pub(crate) fn check_tier(&self, tier: &str) -> Result<(), InputError> {
-        match self.season.tier(tier) {
+        let (_, cohort) = crate::season::split_group(tier);
+        self.validate_cohort(cohort)?;
+        // A renamed tier's old name still reads the periods played under it.
+        match self.season.tier_by_any_name(tier) {
             Some(_) => Ok(()),
             None => Err(InputError::UnknownTier {
                 tier: truncate(tier),
@@ -276,7 +337,7 @@ impl<S: Store> League<S> {
         // (from data of an older season file) gets an index past the season's.
         let index = self
             .season
-            .tier(tier)
+            .tier_by_any_name(tier)
             .map_or(self.season.tiers.len(), |(i, _)| i);
         let mut brackets = self.brackets.lock().unwrap_or_else(|e| e.into_inner());
         if brackets.len() >= CACHE_LIMIT {

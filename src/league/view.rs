@@ -1,8 +1,6 @@
 //! Reading the league: a player's placement, rank and score; players and brackets per
 //! tier.
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 use tracing::instrument;
 
@@ -22,6 +20,9 @@ pub struct PlayerView {
     pub period: PeriodId,
     /// The tier they are placed in, or would join next.
     pub tier: String,
+    /// Their cohort, if placed in one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
     /// Their bracket, if placed.
     pub bracket: Option<u32>,
     /// Their 1-based rank, if placed.
@@ -36,6 +37,22 @@ pub struct PlayerView {
 pub struct TierCount {
     /// The tier.
     pub tier: String,
+    /// Players placed.
+    pub players: u64,
+    /// Brackets opened (in all cohorts).
+    pub brackets: u64,
+    /// Per cohort, in label order (absent in a season without cohorts); players
+    /// placed without a cohort are under `cohort: null`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cohorts: Vec<CohortCount>,
+}
+
+/// Players and brackets of one cohort of a tier.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct CohortCount {
+    /// The cohort (`None`: players placed without one).
+    pub cohort: Option<String>,
     /// Players placed.
     pub players: u64,
     /// Brackets opened.
@@ -65,6 +82,7 @@ impl<S: Store> League<S> {
                 player: player.to_owned(),
                 period: period.id,
                 tier,
+                cohort: None,
                 bracket: None,
                 rank: None,
                 score: None,
@@ -78,39 +96,55 @@ impl<S: Store> League<S> {
             Some((rank, packed)) => (Some(rank + 1), Some(self.season.packing.unpack(packed).0)),
             None => (None, None),
         };
+        let (tier_name, cohort) = crate::season::split_group(&tier);
         Ok(PlayerView {
             player: player.to_owned(),
             period: period.id,
-            tier,
+            tier: tier_name.to_owned(),
+            cohort: cohort.map(str::to_owned),
             bracket: Some(bracket),
             rank,
             score,
         })
     }
 
-    /// Players and brackets per tier in a period (default: current), every tier listed.
+    /// Players and brackets per tier in a period (default: current), every tier listed,
+    /// with a breakdown per cohort in a season with cohorts.
     #[instrument(skip(self), err(level = "debug"))]
     pub async fn counts(&self, period: Option<PeriodId>) -> Result<Vec<TierCount>, Error> {
         let period = self.resolve_period(period).await?;
-        let joined: HashMap<String, u64> = self
-            .store
-            .joined(&self.keys.period(period.id))
-            .await?
-            .into_iter()
-            .collect();
+        let joined = self.store.joined(&self.keys.period(period.id)).await?;
         let size = u64::from(self.season.brackets.size);
-        Ok(self
+        let mut counts: Vec<TierCount> = self
             .season
             .tiers
             .iter()
-            .map(|t| {
-                let players = joined.get(&t.name).copied().unwrap_or(0);
-                TierCount {
-                    tier: t.name.clone(),
+            .map(|t| TierCount {
+                tier: t.name.clone(),
+                players: 0,
+                brackets: 0,
+                cohorts: Vec::new(),
+            })
+            .collect();
+        for (group, players) in joined {
+            let Some((i, _)) = self.season.tier_by_any_name(&group) else {
+                continue;
+            };
+            let (_, cohort) = crate::season::split_group(&group);
+            let c = &mut counts[i];
+            c.players += players;
+            c.brackets += players.div_ceil(size);
+            if self.season.cohorts.is_some() {
+                c.cohorts.push(CohortCount {
+                    cohort: cohort.map(str::to_owned),
                     players,
                     brackets: players.div_ceil(size),
-                }
-            })
-            .collect())
+                });
+            }
+        }
+        for c in &mut counts {
+            c.cohorts.sort_by(|a, b| a.cohort.cmp(&b.cohort));
+        }
+        Ok(counts)
     }
 }

@@ -9,6 +9,9 @@
 mod profile;
 mod standings;
 mod submit;
+mod top;
+
+pub use top::{MAX_TOP, TOP_CACHE, TierTop, TopEntry};
 
 use chrono::{DateTime, Utc};
 
@@ -27,6 +30,9 @@ pub struct Submission {
     pub period: PeriodId,
     /// The player's tier.
     pub tier: String,
+    /// The player's cohort for the period (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
     /// The player's bracket.
     pub bracket: u32,
     /// The score after the update (for a repeated request id: after the first one).
@@ -35,6 +41,13 @@ pub struct Submission {
     pub rank: u64,
     /// False when the request id had been seen: nothing changed.
     pub applied: bool,
+    /// When this score placed the player in the period (`join = "on_first_score"`):
+    /// their result in the last period they played, as [`crate::Placement::last`];
+    /// otherwise `null`.
+    pub last: Option<crate::rollover::outcome::LastOutcome>,
+    /// When this score placed the player in the period: their rewards not yet
+    /// claimed; otherwise `null`.
+    pub pending_rewards: Option<Vec<crate::rollover::outcome::RewardGrant>>,
 }
 
 /// One row of standings.
@@ -59,7 +72,10 @@ pub struct Standings {
     pub period: PeriodId,
     /// The tier.
     pub tier: String,
-    /// The bracket.
+    /// The cohort whose brackets these are (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
+    /// The bracket (within the tier's cohort).
     pub bracket: u32,
     /// Players in the bracket.
     pub players: u64,
@@ -76,9 +92,18 @@ pub struct SubmitOptions {
     pub request_id: Option<String>,
     /// The event's time; defaults to the clock's now.
     pub at: Option<DateTime<Utc>>,
+    /// The cohort a first score places the player in (a label of the season's
+    /// `[cohorts]`); ignored once the player is placed in the period.
+    pub cohort: Option<String>,
 }
 
 impl SubmitOptions {
+    /// Sets the cohort of the placement a first score makes.
+    pub fn cohort(mut self, cohort: impl Into<String>) -> Self {
+        self.cohort = Some(cohort.into());
+        self
+    }
+
     /// Sets the request id.
     pub fn request_id(mut self, id: impl Into<String>) -> Self {
         self.request_id = Some(id.into());

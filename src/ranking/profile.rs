@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use tracing::instrument;
 
 use crate::error::{Error, InputError, StoreError};
-use crate::store::keys::PlayerKeys;
 use crate::store::{ProfileWrite, Store};
 
 use crate::league::*;
@@ -91,25 +90,23 @@ impl<S: Store> League<S> {
             .collect())
     }
 
-    /// The player's profile as cached beside a board: `(version, JSON)`.
-    pub(crate) async fn profile_json(
+    /// The cached form of a profile read from the store: `(version, JSON)`, or `None`
+    /// for no profile (or a season without profile fields).
+    pub(crate) fn profile_json_of(
         &self,
-        pkeys: &PlayerKeys,
-    ) -> Result<Option<(u64, String)>, Error> {
-        if self.season.profiles.fields.is_empty() {
-            return Ok(None);
-        }
-        let (fields, version) = self.store.profile(pkeys).await?;
-        if fields.is_empty() {
-            return Ok(None);
+        fields: &[(String, String)],
+        version: u64,
+    ) -> Option<(u64, String)> {
+        if self.season.profiles.fields.is_empty() || fields.is_empty() {
+            return None;
         }
         let map: BTreeMap<&str, &str> = fields
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        Ok(Some((
+        Some((
             version,
             crate::store::profile_json(&self.profile_order, &map),
-        )))
+        ))
     }
 }

@@ -53,9 +53,11 @@ impl<S: Store> League<S> {
             .standings(&self.keys.bracket(period.id, tier, bracket), offset, limit)
             .await?;
         let offset = page.offset;
+        let (tier, cohort) = crate::season::split_group(tier);
         Ok(Standings {
             period: period.id,
             tier: tier.to_owned(),
+            cohort: cohort.map(str::to_owned),
             bracket,
             players: page.total,
             entries: page
@@ -105,9 +107,11 @@ impl<S: Store> League<S> {
             return Ok(None);
         };
         let offset = page.offset;
+        let (tier_name, cohort) = crate::season::split_group(&tier);
         Ok(Some(Standings {
             period: period.id,
-            tier,
+            tier: tier_name.to_owned(),
+            cohort: cohort.map(str::to_owned),
             bracket,
             players: page.total,
             entries: page

@@ -44,6 +44,7 @@ impl<S: Store> League<S> {
         placed: &Placed,
         reply: UpdateReply,
         value: i64,
+        welcome: Option<Welcome>,
     ) -> Result<Submission, Error> {
         let period = item.period.id;
         let applied = match reply.status {
@@ -76,14 +77,19 @@ impl<S: Store> League<S> {
             }
         };
         let (score, _) = self.season.packing.unpack(reply.packed);
+        let (last, pending_rewards) = Welcome::fields(welcome);
+        let (tier, cohort) = crate::season::split_group(&placed.tier);
         Ok(Submission {
             player: player.to_owned(),
             period,
-            tier: placed.tier.clone(),
+            tier: tier.to_owned(),
+            cohort: cohort.map(str::to_owned),
             bracket: placed.bracket,
             score,
             rank: reply.rank + 1,
             applied,
+            last,
+            pending_rewards,
         })
     }
 
@@ -99,6 +105,7 @@ impl<S: Store> League<S> {
         if let Some(id) = &options.request_id {
             validate_request_id(id)?;
         }
+        self.validate_cohort(options.cohort.as_deref())?;
         let max = self.season.packing.max_score();
         let mode = self.season.scoring.mode;
         // Values that can never be valid are refused before the player is placed, so
@@ -142,8 +149,14 @@ impl<S: Store> League<S> {
         let now = self.now().await?;
         let item = self.precheck(player, value, &options, now)?;
         let request_id = options.request_id.as_deref();
-        let mut placed = self
-            .placement_for_update(player, &item.period, item.at, now)
+        let (mut placed, mut welcome) = self
+            .placement_for_update(
+                player,
+                &item.period,
+                item.at,
+                now,
+                options.cohort.as_deref(),
+            )
             .await?;
         let mut reply = self
             .store
@@ -155,7 +168,9 @@ impl<S: Store> League<S> {
         if reply.status == UpdateStatus::NotPlaced {
             // The placement this process remembered (or the store had) is not on the
             // board: the store lost data. Place the player again, once.
-            placed = self.replace(player, &item, now).await?;
+            let (again, w) = self.replace(player, &item, now).await?;
+            placed = again;
+            welcome = welcome.or(w);
             reply = self
                 .store
                 .update(
@@ -164,7 +179,7 @@ impl<S: Store> League<S> {
                 )
                 .await?;
         }
-        self.submission(player, &item, &placed, reply, value)
+        self.submission(player, &item, &placed, reply, value, welcome)
     }
 
     /// Forgets the player's placement and places them again (after an update found
@@ -174,7 +189,7 @@ impl<S: Store> League<S> {
         player: &str,
         item: &Prepared,
         now: DateTime<Utc>,
-    ) -> Result<Arc<Placed>, Error> {
+    ) -> Result<(Arc<Placed>, Option<Welcome>), Error> {
         self.forget(player);
         tracing::warn!(
             player,
@@ -182,7 +197,8 @@ impl<S: Store> League<S> {
             "player missing from their board (the store lost data?); placing them again"
         );
         self.check_time(&item.period, item.at, now, false)?;
-        self.place(player, &item.period, item.at, now).await
+        // The cohort of the lost placement is the one in the player's state.
+        self.place(player, &item.period, item.at, now, None).await
     }
 
     /// Submits many updates; the updates themselves go to the store in one pipelined
@@ -203,7 +219,13 @@ impl<S: Store> League<S> {
         for (i, item) in items.iter().enumerate() {
             let prepared = match self.precheck(&item.player, item.value, &item.options, now) {
                 Ok(p) => self
-                    .placement_for_update(&item.player, &p.period, p.at, now)
+                    .placement_for_update(
+                        &item.player,
+                        &p.period,
+                        p.at,
+                        now,
+                        item.options.cohort.as_deref(),
+                    )
                     .await
                     .map(|placed| (p, placed)),
                 Err(e) => Err(e),
@@ -218,7 +240,7 @@ impl<S: Store> League<S> {
         }
         let batch: Vec<(&BracketKeys, Update<'_>)> = pending
             .iter()
-            .map(|(i, (prepared, placed))| {
+            .map(|(i, (prepared, (placed, _)))| {
                 let item = &items[*i];
                 let update = self.update(
                     &item.player,
@@ -230,27 +252,30 @@ impl<S: Store> League<S> {
                 (&placed.keys, update)
             })
             .collect();
-        let replies = match self.store.update_many(&batch).await {
-            Ok(r) if r.len() == pending.len() => r.into_iter().map(Ok).collect::<Vec<_>>(),
-            Ok(r) => {
-                let e = StoreError::Protocol(format!(
-                    "{} replies to {} updates",
-                    r.len(),
-                    pending.len()
-                ));
-                pending.iter().map(|_| Err(e.clone())).collect()
-            }
-            Err(e) => pending.iter().map(|_| Err(e.clone())).collect(),
+        let replies = self.store.update_many(&batch).await;
+        // A store owes one reply per update; anything else is a broken store, and the
+        // updates may or may not have been applied.
+        let replies = if replies.len() == pending.len() {
+            replies
+        } else {
+            let e = StoreError::Protocol(format!(
+                "{} replies to {} updates",
+                replies.len(),
+                pending.len()
+            ));
+            pending.iter().map(|_| Err(e.clone())).collect()
         };
         drop(batch);
-        for ((i, (prepared, placed)), reply) in pending.into_iter().zip(replies) {
+        for ((i, (prepared, (placed, welcome))), reply) in pending.into_iter().zip(replies) {
             let item = &items[i];
             let result = match reply {
                 Err(e) => Err(e.into()),
                 Ok(reply) if reply.status == UpdateStatus::NotPlaced => {
-                    self.submit_again(item, &prepared, now).await
+                    self.submit_again(item, &prepared, now, welcome).await
                 }
-                Ok(reply) => self.submission(&item.player, &prepared, &placed, reply, item.value),
+                Ok(reply) => {
+                    self.submission(&item.player, &prepared, &placed, reply, item.value, welcome)
+                }
             };
             results[i] = Some(result);
         }
@@ -271,8 +296,9 @@ impl<S: Store> League<S> {
         item: &BatchItem,
         prepared: &Prepared,
         now: DateTime<Utc>,
+        welcome: Option<Welcome>,
     ) -> Result<Submission, Error> {
-        let placed = self.replace(&item.player, prepared, now).await?;
+        let (placed, again) = self.replace(&item.player, prepared, now).await?;
         let update = self.update(
             &item.player,
             item.value,
@@ -281,7 +307,14 @@ impl<S: Store> League<S> {
             &placed.keys,
         );
         let reply = self.store.update(&placed.keys, &update).await?;
-        self.submission(&item.player, prepared, &placed, reply, item.value)
+        self.submission(
+            &item.player,
+            prepared,
+            &placed,
+            reply,
+            item.value,
+            welcome.or(again),
+        )
     }
 }
 

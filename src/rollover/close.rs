@@ -9,12 +9,16 @@ use tracing::instrument;
 
 use crate::error::{Error, InputError, StoreError, TimeRefusal};
 use crate::league::League;
+use crate::ranking::MAX_TOP;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::BracketKeys;
 use crate::store::{BlockedGrant, BracketClaim, CloseCheck, Store};
 use outcome::{Outcome, Tally};
 
 use super::*;
+
+/// Brackets one process closes concurrently.
+const CLOSING_AT_ONCE: usize = 32;
 
 /// How long a bracket lease lasts; closing a bracket takes milliseconds, so a holder
 /// that keeps it this long has died or stalled and another process takes over.
@@ -60,34 +64,73 @@ impl<S: Store> League<S> {
             brackets.rotate_left(shift % len);
         }
         let mut report = PeriodReport::empty(period.id);
-        let mut busy = Vec::new();
-        for (i, tier, b) in brackets {
-            match self.close_bracket(period.id, i, &tier, b, owner).await? {
-                Some(t) => report.add(&tier, &t),
-                None => busy.push((i, tier, b)),
-            }
-        }
+        let mut busy = self
+            .close_brackets(period.id, brackets, owner, &mut report)
+            .await?;
         // Brackets another process is closing: wait for them (or for their lease to
         // lapse, when this process takes over).
         let mut delay = Duration::from_millis(20);
         while !busy.is_empty() {
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_millis(500));
-            let mut still = Vec::new();
-            for (i, tier, b) in busy {
-                match self.close_bracket(period.id, i, &tier, b, owner).await? {
-                    Some(t) => report.add(&tier, &t),
-                    None => still.push((i, tier, b)),
-                }
-            }
-            busy = still;
+            busy = self
+                .close_brackets(period.id, busy, owner, &mut report)
+                .await?;
         }
+        // Every board is frozen now: the tier-wide lists are final. They are kept
+        // with the period before it is marked closed, so a closed period has them.
+        let mut tops = Vec::new();
+        // Each cohort's list and each tier's list across its cohorts.
+        let mut lists: Vec<String> = Vec::new();
+        for (group, _) in joins.iter().filter(|(_, n)| *n > 0) {
+            let (tier, cohort) = crate::season::split_group(group);
+            lists.push(tier.to_owned());
+            if cohort.is_some() {
+                lists.push(group.clone());
+            }
+        }
+        lists.sort();
+        lists.dedup();
+        for tier in &lists {
+            let mut top = self.merge_top(period.id, tier, MAX_TOP).await?;
+            top.frozen = true;
+            let json = serde_json::to_string(&top)
+                .map_err(|e| StoreError::Protocol(format!("cannot encode a tier's list: {e}")))?;
+            tops.push((tier.clone(), json));
+        }
+        self.store().save_tops(&pkeys, &tops).await?;
         let summary = serde_json::to_string(&StoredSummary::from_report(&report))
             .map_err(|e| StoreError::Protocol(format!("cannot encode summary: {e}")))?;
         self.store()
             .finish_period(&pkeys, &summary, self.ttl_secs(period.id))
             .await?;
         Ok(report)
+    }
+
+    /// Closes `brackets` ([`CLOSING_AT_ONCE`] at a time: each close is a few round
+    /// trips, so one at a time would leave the store idle), adding each closed one
+    /// to `report`; returns those another process holds.
+    async fn close_brackets(
+        &self,
+        period: PeriodId,
+        brackets: Vec<(usize, String, u32)>,
+        owner: &str,
+        report: &mut PeriodReport,
+    ) -> Result<Vec<(usize, String, u32)>, Error> {
+        use futures::StreamExt;
+        let mut runs = futures::stream::iter(brackets.into_iter().map(|(i, tier, b)| async move {
+            let closed = self.close_bracket(period, i, &tier, b, owner).await;
+            (i, tier, b, closed)
+        }))
+        .buffer_unordered(CLOSING_AT_ONCE);
+        let mut busy = Vec::new();
+        while let Some((i, tier, b, closed)) = runs.next().await {
+            match closed? {
+                Some(t) => report.add(&tier, &t),
+                None => busy.push((i, tier, b)),
+            }
+        }
+        Ok(busy)
     }
 
     /// Closes one bracket unless another process holds it (`None`). Idempotent.
@@ -179,7 +222,7 @@ impl<S: Store> League<S> {
         if let Some(s) = self.store().outcome(bk, player).await? {
             return Ok(outcome::decode(player, &s));
         }
-        let Some((tier_index, _)) = self.season().tier(tier) else {
+        let Some((tier_index, _)) = self.season().tier_by_any_name(tier) else {
             return Ok(None);
         };
         // A period the season has closed but with no outcome for this player: its

@@ -12,28 +12,6 @@ use outcome::Outcome;
 
 use super::*;
 
-/// One player's last closed period, for [`League::last_outcome`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct LastOutcome {
-    /// The period.
-    pub period: PeriodId,
-    /// The tier played.
-    pub tier: String,
-    /// The bracket played.
-    pub bracket: u32,
-    /// Final rank.
-    pub rank: u64,
-    /// Final score.
-    pub score: u64,
-    /// Promoted, stayed or demoted.
-    pub outcome: outcome::Movement,
-    /// The tier after the period.
-    pub next_tier: String,
-    /// The reward, if any.
-    pub reward: Option<String>,
-}
-
 /// One line of a period's outcome log ([`League::outcomes`], `leaguekit export`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -42,7 +20,10 @@ pub struct OutcomeRecord {
     pub period: PeriodId,
     /// The tier.
     pub tier: String,
-    /// The bracket.
+    /// The cohort (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
+    /// The bracket (within the tier's cohort).
     pub bracket: u32,
     /// Final rank.
     pub rank: u64,
@@ -89,9 +70,11 @@ impl<S: Store> League<S> {
                 .await?
                 .and_then(|s| outcome::decode(player, &s))
             {
+                let (tier_name, cohort) = crate::season::split_group(&tier);
                 return Ok(Some(LastOutcome {
                     period,
-                    tier,
+                    tier: tier_name.to_owned(),
+                    cohort: cohort.map(str::to_owned),
                     bracket,
                     rank: o.rank,
                     score: o.score,
@@ -131,13 +114,15 @@ impl<S: Store> League<S> {
         };
         let joins = self.store().joined(&pkeys).await?;
         let mut out = Vec::new();
-        for (i, tier, b) in self.brackets_of(&joins) {
-            if let Some((ci, cb, _)) = after
-                && (i, b) < (ci, cb)
+        for (i, group, b) in self.brackets_of(&joins) {
+            let (tier, cohort) = crate::season::split_group(&group);
+            let cohort = cohort.map(str::to_owned);
+            if let Some((ci, cc, cb, _)) = &after
+                && (i, &cohort, b) < (*ci, cc, *cb)
             {
                 continue;
             }
-            let bk = self.keys().bracket(period, &tier, b);
+            let bk = self.keys().bracket(period, &group, b);
             let mut rows: Vec<Outcome> = self
                 .store()
                 .outcomes(&bk)
@@ -147,8 +132,9 @@ impl<S: Store> League<S> {
                 .collect();
             rows.sort_by_key(|o| o.rank);
             for o in rows {
-                if let Some((ci, cb, cr)) = after
-                    && (i, b, o.rank) <= (ci, cb, cr)
+                let position = (i, cohort.clone(), b, o.rank);
+                if let Some(after) = &after
+                    && position <= *after
                 {
                     continue;
                 }
@@ -157,10 +143,11 @@ impl<S: Store> League<S> {
                 }
                 out.push(OutcomeRecord {
                     period,
-                    tier: tier.clone(),
+                    tier: tier.to_owned(),
+                    cohort: cohort.clone(),
                     bracket: b,
                     rank: o.rank,
-                    cursor: format!("{i}.{b}.{}", o.rank),
+                    cursor: cursor_of(&position),
                     player: o.player,
                     score: o.score,
                     outcome: o.outcome,
@@ -173,18 +160,31 @@ impl<S: Store> League<S> {
     }
 }
 
-fn parse_cursor(c: &str) -> Result<(usize, u32, u64), InputError> {
+/// Where a record sits in the log's order: tier index, cohort (none first), bracket,
+/// rank.
+type Position = (usize, Option<String>, u32, u64);
+
+/// `tier.bracket.rank`, with `.cohort` after it for a cohort's brackets.
+fn cursor_of(p: &Position) -> String {
+    match &p.1 {
+        None => format!("{}.{}.{}", p.0, p.2, p.3),
+        Some(c) => format!("{}.{}.{}.{c}", p.0, p.2, p.3),
+    }
+}
+
+fn parse_cursor(c: &str) -> Result<Position, InputError> {
     let bad = || {
         InputError::Other(format!(
             "invalid cursor {c:?}; pass a cursor from a previous record"
         ))
     };
-    let mut it = c.split('.');
+    let mut it = c.splitn(4, '.');
     let i = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
     let b = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
     let r = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
-    if it.next().is_some() {
+    let cohort = it.next().map(str::to_owned);
+    if cohort.as_deref().is_some_and(str::is_empty) {
         return Err(bad());
     }
-    Ok((i, b, r))
+    Ok((i, cohort, b, r))
 }

@@ -28,14 +28,16 @@
 //! after downtime closes every period missed since, in order.
 
 mod close;
+mod edits;
 mod log;
 pub mod outcome;
 mod rewards;
 pub mod scheduler;
 
 use close::owner_id;
-pub use log::{LastOutcome, OutcomeRecord};
-pub use rewards::RewardGrant;
+pub use edits::SeasonEdits;
+pub use log::OutcomeRecord;
+pub use outcome::{LastOutcome, RewardGrant};
 
 use std::collections::BTreeMap;
 
@@ -152,15 +154,21 @@ impl<S: Store> League<S> {
     /// Brackets of a period, from the join counters: `(tier index, tier, bracket)`.
     pub(crate) fn brackets_of(&self, joins: &[(String, u64)]) -> Vec<(usize, String, u32)> {
         let size = u64::from(self.season().brackets.size);
+        // By the tier's place in the ladder; a renamed tier's running brackets keep
+        // the name they were opened under (see `edits.rs`).
+        let mut groups: Vec<(usize, &str, u64)> = joins
+            .iter()
+            .filter_map(|(t, n)| {
+                self.season()
+                    .tier_by_any_name(t)
+                    .map(|(i, _)| (i, t.as_str(), *n))
+            })
+            .collect();
+        groups.sort_unstable();
         let mut out = Vec::new();
-        for (i, tier) in self.season().tiers.iter().enumerate() {
-            let n = joins
-                .iter()
-                .find(|(t, _)| *t == tier.name)
-                .map(|(_, n)| *n)
-                .unwrap_or(0);
+        for (i, tier, n) in groups {
             for b in 1..=n.div_ceil(size) {
-                out.push((i, tier.name.clone(), u32::try_from(b).unwrap_or(u32::MAX)));
+                out.push((i, tier.to_owned(), u32::try_from(b).unwrap_or(u32::MAX)));
             }
         }
         out
@@ -200,6 +208,9 @@ impl<S: Store> League<S> {
             empty: 0,
             closed_through: 0,
         };
+        // A file whose shape differs from the one the league runs with is refused
+        // before anything is written (see `edits.rs`); the first run records it.
+        self.check_shape(!options.dry_run).await?;
         if !options.dry_run {
             report.unblocked = self.retry_blocked().await?;
         }
@@ -231,6 +242,7 @@ impl<S: Store> League<S> {
                     }
                     continue;
                 }
+                self.check_live_tiers(period.id, &joins)?;
                 let closed = if options.dry_run {
                     self.preview_period(period).await?
                 } else {
@@ -261,6 +273,9 @@ impl<S: Store> League<S> {
             self.store()
                 .set_closed_through(&season_keys, report.closed_through)
                 .await?;
+        }
+        if !options.dry_run && !report.closed.is_empty() {
+            self.record_ladder().await?;
         }
         report.blocked = self.store().blocked_grants(&season_keys).await?;
         for b in &report.blocked {

@@ -23,6 +23,42 @@ use serde::Serialize;
 
 use crate::season::{IdlePolicy, Season};
 
+/// One player's last closed period, for [`crate::League::last_outcome`], and in the reply that places
+/// a player in a new period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct LastOutcome {
+    /// The period.
+    pub period: crate::season::calendar::PeriodId,
+    /// The tier played.
+    pub tier: String,
+    /// The cohort played in (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
+    /// The bracket played.
+    pub bracket: u32,
+    /// Final rank.
+    pub rank: u64,
+    /// Final score.
+    pub score: u64,
+    /// Promoted, stayed or demoted.
+    pub outcome: Movement,
+    /// The tier after the period.
+    pub next_tier: String,
+    /// The reward, if any.
+    pub reward: Option<String>,
+}
+
+/// A reward of one player.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct RewardGrant {
+    /// Where it was earned: `period/tier/bracket`.
+    pub source: String,
+    /// The grant string.
+    pub grant: String,
+}
+
 /// Where a player goes after a period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -238,14 +274,10 @@ pub fn bracket_outcomes(season: &Season, tier: usize, board: &[(String, u64)]) -
         .collect()
 }
 
-/// The tier index after `skipped` whole periods without playing, from `tier`.
+/// The tier index after `skipped` whole periods without playing, from `tier`
+/// ([`Season::tier_after_skipping`], the `[idle]` policy).
 pub fn after_skipped(season: &Season, tier: usize, skipped: u64) -> usize {
-    match season.idle.policy {
-        IdlePolicy::DropOneTier => {
-            tier.saturating_sub(usize::try_from(skipped).unwrap_or(usize::MAX))
-        }
-        _ => tier,
-    }
+    season.tier_after_skipping(tier, skipped)
 }
 
 /// Encodes an outcome (without the player) for storage: `rank|score|idle|outcome|next|+reward`.

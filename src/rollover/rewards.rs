@@ -1,22 +1,13 @@
 //! Rewards: pending until claimed; a claim with an id answers a repeat as the first
 //! time.
 
-use serde::Serialize;
 use tracing::instrument;
 
 use crate::error::Error;
 use crate::league::League;
 use crate::store::{Claim, Store};
 
-/// A reward of one player.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct RewardGrant {
-    /// Where it was earned: `period/tier/bracket`.
-    pub source: String,
-    /// The grant string.
-    pub grant: String,
-}
+use super::RewardGrant;
 
 impl<S: Store> League<S> {
     /// The player's rewards not yet claimed.

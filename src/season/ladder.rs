@@ -161,11 +161,42 @@ impl Src<'_> {
                 });
                 spans.push(r.ranks.span());
             }
+            let renamed_from = match &t.renamed_from {
+                None => None,
+                Some(old) => {
+                    let old_name = self.ident(old, "renamed_from", 64, NAME_CHARS, "")?;
+                    if list.iter().any(|o| o.get_ref().name.get_ref() == &old_name) {
+                        return Err(self.at(
+                            old.span(),
+                            format!(
+                                "tier {name:?} is renamed_from {old_name:?}, but a tier of the \
+                                 season is still called {old_name:?}; a renamed tier's old \
+                                 name must be gone from the file"
+                            ),
+                        ));
+                    }
+                    if let Some(other) = tiers
+                        .iter()
+                        .find(|o| o.renamed_from.as_deref() == Some(old_name.as_str()))
+                    {
+                        return Err(self.at(
+                            old.span(),
+                            format!(
+                                "tiers {:?} and {name:?} are both renamed_from {old_name:?}; \
+                                 the old tier's players can go to one of them only",
+                                other.name
+                            ),
+                        ));
+                    }
+                    Some(old_name)
+                }
+            };
             tiers.push(Tier {
                 name,
                 promote,
                 demote,
                 rewards,
+                renamed_from,
             });
         }
         Ok(tiers)

@@ -24,6 +24,7 @@
 //! `max_score` that would fit.
 
 pub mod calendar;
+mod cohorts;
 mod ladder;
 pub mod packing;
 mod parse;
@@ -37,6 +38,7 @@ use crate::error::ConfigError;
 use crate::season::calendar::Calendar;
 pub use crate::season::calendar::{PeriodRule, Schedule};
 use crate::season::packing::{Packing, ScoreMode};
+pub use cohorts::{Cohorts, MAX_COHORT_LEN};
 pub use tune::{Knob, TuneConfig, rewrite_quotas};
 
 /// A validated season.
@@ -57,6 +59,8 @@ pub struct Season {
     pub profiles: Profiles,
     /// The ladder, lowest first.
     pub tiers: Vec<Tier>,
+    /// The cohorts joins may carry (`[cohorts]`); `None`: no cohorts.
+    pub cohorts: Option<Cohorts>,
     /// What happens to players who do not play.
     pub idle: Idle,
     /// How long closed periods and players' data stay.
@@ -181,6 +185,10 @@ pub struct Tier {
     pub demote: Quota,
     /// Rewards by rank.
     pub rewards: Vec<Reward>,
+    /// The tier's name before a rename (`renamed_from`): live data under that name
+    /// (placements, outcomes' next tiers, a running period's brackets) belongs to
+    /// this tier.
+    pub renamed_from: Option<String>,
 }
 
 /// What happens to idle players and players who skip periods.
@@ -359,6 +367,24 @@ impl fmt::Display for Quota {
     }
 }
 
+/// The name under which a tier's boards of one cohort live (`tier@cohort`), or the
+/// tier's own name without a cohort: what a period's bracket counter, a placement
+/// and a bracket's keys are named by.
+pub fn board_group(tier: &str, cohort: Option<&str>) -> String {
+    match cohort {
+        Some(c) => format!("{tier}@{c}"),
+        None => tier.to_owned(),
+    }
+}
+
+/// The tier and cohort of a board group name (see [`board_group`]).
+pub fn split_group(name: &str) -> (&str, Option<&str>) {
+    match name.split_once('@') {
+        Some((tier, cohort)) => (tier, Some(cohort)),
+        None => (name, None),
+    }
+}
+
 impl Season {
     /// Loads and validates a season file.
     pub fn load(path: impl AsRef<Path>) -> Result<Season, ConfigError> {
@@ -381,5 +407,29 @@ impl Season {
     /// The tier with this name and its index (0 = lowest).
     pub fn tier(&self, name: &str) -> Option<(usize, &Tier)> {
         self.tiers.iter().enumerate().find(|(_, t)| t.name == name)
+    }
+
+    /// The tier that live data named `name` belongs to: the tier of that name, or
+    /// the one declared `renamed_from` it. A cohort's board group (`tier@cohort`,
+    /// see [`board_group`]) belongs to its tier.
+    pub fn tier_by_any_name(&self, name: &str) -> Option<(usize, &Tier)> {
+        let (name, _) = split_group(name);
+        self.tier(name).or_else(|| {
+            self.tiers
+                .iter()
+                .enumerate()
+                .find(|(_, t)| t.renamed_from.as_deref() == Some(name))
+        })
+    }
+
+    /// The tier index after `skipped` whole periods without playing, from `tier`, by
+    /// the `[idle]` policy.
+    pub fn tier_after_skipping(&self, tier: usize, skipped: u64) -> usize {
+        match self.idle.policy {
+            IdlePolicy::DropOneTier => {
+                tier.saturating_sub(usize::try_from(skipped).unwrap_or(usize::MAX))
+            }
+            _ => tier,
+        }
     }
 }

@@ -79,14 +79,9 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         clock.max_skew = parse_duration(s.get_ref(), Duration::ZERO, MAX_SKEW)
             .map_err(|m| src.at(s.span(), format!("clock.max_skew: {m}")))?;
     }
-    let simulation = match &raw.simulation {
-        Some(s) => src.simulation(s)?,
-        None => SimulationConfig::default(),
-    };
-    let tune = match &raw.tune {
-        Some(t) => Some(src.tune(t, &tiers)?),
-        None => None,
-    };
+    let simulation = raw.simulation.as_ref().map(|s| src.simulation(s));
+    let simulation = simulation.transpose()?.unwrap_or_default();
+    let tune = raw.tune.as_ref().map(|t| src.tune(t, &tiers)).transpose()?;
 
     Ok(Season {
         name,
@@ -96,6 +91,7 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         scoring,
         profiles,
         tiers,
+        cohorts: super::cohorts::parse(&src, raw.cohorts.as_ref())?,
         idle,
         retention,
         clock,
@@ -126,6 +122,7 @@ pub(super) struct RawSeason {
     pub(super) clock: Option<RawClock>,
     pub(super) simulation: Option<RawSimulation>,
     pub(super) tune: Option<super::tune::RawTune>,
+    pub(super) cohorts: Option<Spanned<super::cohorts::RawCohorts>>,
 }
 
 #[derive(Deserialize)]
@@ -168,6 +165,8 @@ pub(super) struct RawTier {
     pub(super) promote: Spanned<toml::Value>,
     pub(super) demote: Spanned<toml::Value>,
     pub(super) rewards: Option<Vec<Spanned<RawReward>>>,
+    /// The tier's name before a rename, so that live players keep their tier.
+    pub(super) renamed_from: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

@@ -12,6 +12,8 @@
 //!   in an explicit-join season, skipped otherwise.
 //! - Events are replayed in time order, whatever the order of the file; equal times
 //!   keep the file's order.
+//! - A `cohort` (on either kind of line) is accepted and not replayed: every player is
+//!   placed without one, in the brackets of their tier.
 //!
 //! Owns: reading and checking the file, and the player index (ids in byte order, the
 //! league's tie order). Must not: apply anything (the run paths do).
@@ -94,6 +96,8 @@ struct Line {
     value: Option<i64>,
     at: Option<String>,
     request_id: Option<String>,
+    /// Accepted and not replayed: every player is placed without a cohort.
+    cohort: Option<serde::de::IgnoredAny>,
     // An export row.
     period: Option<u64>,
     score: Option<u64>,

@@ -70,6 +70,13 @@ pub trait LeagueStore: Send + Sync + 'static {
         ttl_secs: u64,
     ) -> impl Future<Output = Result<Entered, StoreError>> + Send;
 
+    /// The player's state, profile and pending rewards (what a placement needs), in
+    /// one round trip: the three are keys of the player's slot.
+    fn player_snapshot(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> impl Future<Output = Result<PlayerSnapshot, StoreError>> + Send;
+
     /// Players joined per tier in the period (tiers with nobody are absent).
     fn joined(
         &self,
@@ -118,11 +125,13 @@ pub trait RankingStore: Send + Sync + 'static {
         update: &Update<'_>,
     ) -> impl Future<Output = Result<UpdateReply, StoreError>> + Send;
 
-    /// Applies many updates in one round trip (pipelined); replies in order.
+    /// Applies many updates pipelined (one round trip on one server; on a cluster one
+    /// per hash slot, concurrently) and answers one result per update, in order: a
+    /// failure affects only the updates it could have touched.
     fn update_many(
         &self,
         updates: &[(&BracketKeys, Update<'_>)],
-    ) -> impl Future<Output = Result<Vec<UpdateReply>, StoreError>> + Send;
+    ) -> impl Future<Output = Vec<Result<UpdateReply, StoreError>>> + Send;
 
     /// Entries `offset..offset+limit` (0-based ranks) with cached profiles.
     fn standings(
@@ -131,6 +140,14 @@ pub trait RankingStore: Send + Sync + 'static {
         offset: u64,
         limit: u64,
     ) -> impl Future<Output = Result<Page, StoreError>> + Send;
+
+    /// [`RankingStore::standings`] of many brackets at once, each `(bracket, offset,
+    /// limit)`: pipelined (on a cluster one pipeline per slot, concurrently), one
+    /// result per read, in order.
+    fn standings_many(
+        &self,
+        reads: &[(&BracketKeys, u64, u64)],
+    ) -> impl Future<Output = Vec<Result<Page, StoreError>>> + Send;
 
     /// The window of `before` entries above and `after` below the player, with the
     /// player; `None` if the player is not on the board.
@@ -194,6 +211,23 @@ pub trait RolloverStore: Send + Sync + 'static {
         period: u64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// A field of the season's own record (`shape`, `ladder`: what the league last ran
+    /// with), if set.
+    fn season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Sets a field of the season's record; with `keep`, only if it is not set yet.
+    fn set_season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+        value: &str,
+        keep: bool,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// Starts closing a period: marks it `closing` (joins are refused from now on) and
     /// returns its summary if it is already closed, and its join counters. Refused with
     /// [`StoreError::Time`] before `check` allows the close; nothing is written then.
@@ -207,6 +241,22 @@ pub trait RolloverStore: Send + Sync + 'static {
     fn period_summary(
         &self,
         period: &PeriodKeys,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Keeps the frozen tier-wide lists of a closing period (`(tier, JSON)`) with the
+    /// period's keys; call before [`RolloverStore::finish_period`], which sets their
+    /// expiry. Idempotent (a repeat writes the same lists).
+    fn save_tops(
+        &self,
+        period: &PeriodKeys,
+        tops: &[(String, String)],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The frozen tier-wide list saved for `tier`, if any.
+    fn saved_top(
+        &self,
+        period: &PeriodKeys,
+        tier: &str,
     ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
 
     /// Marks the period closed with its summary and sets every period key to expire in

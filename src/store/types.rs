@@ -400,3 +400,16 @@ pub fn profile_json(order: &[String], fields: &BTreeMap<&str, &str>) -> String {
     }
     serde_json::Value::Object(map).to_string()
 }
+
+/// What a placement reads of a player, in one round trip
+/// ([`LeagueStore::player_snapshot`](crate::store::LeagueStore::player_snapshot)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PlayerSnapshot {
+    /// Their league state.
+    pub state: Option<PlayerState>,
+    /// Their profile fields (sorted) and its version.
+    pub profile: (Vec<(String, String)>, u64),
+    /// Their pending rewards: `(source, grant)`, sorted.
+    pub rewards: Vec<(String, String)>,
+}

@@ -333,3 +333,25 @@ pub async fn redis_store() -> leaguekit::RedisStore {
         Err(e) => panic!("cannot connect to the test Redis at {url}: {e}; {HOW_TO_GET_REDIS}"),
     }
 }
+
+/// A [`leaguekit::RedisStore`] on the test Redis Cluster (three masters).
+pub async fn cluster_store() -> leaguekit::RedisStore {
+    let url = cluster::cluster_url();
+    match leaguekit::RedisStore::connect(&url, leaguekit::RedisOptions::default()).await {
+        Ok(store) => store,
+        Err(e) => panic!("cannot connect to the test cluster at {url}: {e}; {HOW_TO_GET_REDIS}"),
+    }
+}
+
+/// A [`leaguekit::RedisStore`] on the TLS test server, logged in as its ACL user.
+pub async fn tls_store() -> leaguekit::RedisStore {
+    let target = tls::tls_target();
+    let options = leaguekit::RedisOptions::default().with_ca_file(&target.ca);
+    match leaguekit::RedisStore::connect(&target.url(), options).await {
+        Ok(store) => store,
+        Err(e) => panic!(
+            "cannot connect to the TLS test server at {}: {e}; {HOW_TO_GET_REDIS}",
+            target.anonymous_url()
+        ),
+    }
+}

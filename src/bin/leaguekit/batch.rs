@@ -16,6 +16,7 @@ struct BatchLine {
     value: i64,
     request_id: Option<String>,
     at: Option<String>,
+    cohort: Option<String>,
 }
 
 /// Batch lines go to the store in chunks of this many, one pipelined round trip each.
@@ -79,7 +80,7 @@ pub(crate) async fn run(
         for (i, line) in lines.by_ref().take(BATCH_CHUNK) {
             let item = line
                 .map_err(|e| format!("cannot read: {e}"))
-                .and_then(|l| serde_json::from_str::<BatchLine>(&l).map_err(|e| format!("invalid JSON line: {e}; expected {{\"player\",\"value\",\"request_id\"?,\"at\"?}}")))
+                .and_then(|l| serde_json::from_str::<BatchLine>(&l).map_err(|e| format!("invalid JSON line: {e}; expected {{\"player\",\"value\",\"request_id\"?,\"at\"?,\"cohort\"?}}")))
                 .and_then(|l| {
                     let mut o = SubmitOptions::default();
                     if let Some(id) = l.request_id {
@@ -87,6 +88,9 @@ pub(crate) async fn run(
                     }
                     if let Some(at) = l.at {
                         o = o.at(parse_time(&at).map_err(|f| f.message)?);
+                    }
+                    if let Some(c) = l.cohort {
+                        o = o.cohort(c);
                     }
                     Ok(BatchItem::new(l.player, l.value).with_options(o))
                 });

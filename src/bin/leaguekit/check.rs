@@ -1,5 +1,5 @@
 //! `leaguekit check`: the season validated, its tiers, exact score limit, calendar and
-//! next periods.
+//! next periods; with `--against`, what the file would change in the live league.
 
 use chrono::Utc;
 use clap::Args;
@@ -17,9 +17,48 @@ pub(crate) struct CheckArgs {
     /// How many periods to list.
     #[arg(long, default_value_t = 5)]
     periods: usize,
+    /// Compare the file with the live league (needs --redis): what changes for whom,
+    /// from which period, and what would be refused. Exit code 2 if anything is.
+    #[arg(long)]
+    against: bool,
 }
 
-pub(crate) fn run(season: &Season, args: &CheckArgs) -> Result<(), Failure> {
+pub(crate) async fn run(cli: &crate::Cli, season: Season, args: &CheckArgs) -> Result<(), Failure> {
+    if !args.against {
+        return validate(&season, args);
+    }
+    let league = redis_league(cli, season).await?;
+    let edits = league.compare_with_live().await?;
+    if args.json {
+        print(&edits)?;
+    } else {
+        use std::fmt::Write as _;
+        let mut text = format!(
+            "against the live league (running period {}):\n",
+            edits.running
+        );
+        for line in &edits.refused {
+            let _ = writeln!(text, "  REFUSED: {line}");
+        }
+        for line in &edits.changes {
+            let _ = writeln!(text, "  {line}");
+        }
+        if edits.refused.is_empty() && edits.changes.is_empty() {
+            text.push_str("  no changes\n");
+        }
+        emit(&text)?;
+    }
+    if edits.refused.is_empty() {
+        Ok(())
+    } else {
+        Err(usage(format!(
+            "{} change(s) would be refused by the live league; see above",
+            edits.refused.len()
+        )))
+    }
+}
+
+fn validate(season: &Season, args: &CheckArgs) -> Result<(), Failure> {
     let (json, n) = (args.json, args.periods);
     let now = Utc::now();
     let periods = season.calendar.periods_from(now, n.max(1));

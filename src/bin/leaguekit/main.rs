@@ -1,11 +1,11 @@
 //! The `leaguekit` command line: season checks, data commands against Redis, and the
 //! designer's tools. Data commands print one JSON object on stdout; errors go to stderr
 //! with a non-zero exit code (2 for bad input or config, 1 for store failures).
-
 //!
-//! One file per command group: `check.rs`; `play.rs` (join, submit, standings, player,
-//! profile) with `batch.rs` (submit --batch); `periods.rs` (rollover, run, rewards,
-//! claim, export); `simulate.rs` with `tune.rs` (simulate --tune). What they share is in `common.rs`.
+//! One file per command group: `check.rs`; `play.rs` (join, submit, player, profile)
+//! with `batch.rs` (submit --batch); `boards.rs` (standings, around, counts, top);
+//! `periods.rs` (rollover, run, rewards, claim, export); `simulate.rs` with `tune.rs`
+//! (simulate --tune). What they share is in `common.rs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod batch;
+mod boards;
 mod check;
 mod common;
 mod periods;
@@ -56,7 +57,10 @@ enum Command {
     Check(check::CheckArgs),
     Join(play::JoinArgs),
     Submit(play::SubmitArgs),
-    Standings(play::StandingsArgs),
+    Standings(boards::StandingsArgs),
+    Around(boards::AroundArgs),
+    Counts(boards::CountsArgs),
+    Top(boards::TopArgs),
     Player(play::PlayerArgs),
     Rollover(periods::RolloverArgs),
     /// Run the scheduler until Ctrl-C: catch up now, then close periods as they end.
@@ -71,10 +75,13 @@ enum Command {
 async fn run(cli: Cli) -> Result<(), Failure> {
     let season = load_season(&cli)?;
     match &cli.command {
-        Command::Check(args) => check::run(&season, args),
+        Command::Check(args) => check::run(&cli, season, args).await,
         Command::Join(args) => play::join(&cli, season, args).await,
         Command::Submit(args) => play::submit(&cli, season, args).await,
-        Command::Standings(args) => play::standings(&cli, season, args).await,
+        Command::Standings(args) => boards::standings(&cli, season, args).await,
+        Command::Around(args) => boards::around(&cli, season, args).await,
+        Command::Counts(args) => boards::counts(&cli, season, args).await,
+        Command::Top(args) => boards::top(&cli, season, args).await,
         Command::Player(args) => play::player(&cli, season, args).await,
         Command::Profile(args) => play::profile(&cli, season, args).await,
         Command::Rollover(args) => periods::rollover(&cli, season, args).await,

@@ -111,11 +111,14 @@ pub(crate) async fn export(cli: &Cli, season: Season, args: &ExportArgs) -> Resu
         let Some(last) = page.last() else { break };
         cursor = Some(last.cursor.clone());
         for r in &page {
-            let line = json!({
+            let mut line = json!({
                 "period": r.period, "tier": r.tier, "bracket": r.bracket, "rank": r.rank,
                 "player": r.player, "score": r.score, "outcome": r.outcome,
                 "next_tier": r.next_tier, "reward": r.reward,
             });
+            if let Some(c) = &r.cohort {
+                line["cohort"] = json!(c);
+            }
             match writeln!(out, "{line}") {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),

@@ -1,5 +1,5 @@
 //! What game servers do, from the command line: `join`, `submit` (one score; batches
-//! are in `batch.rs`), `standings`, `player` and `profile`.
+//! are in `batch.rs`), `player` and `profile`.
 
 use clap::Args;
 use leaguekit::{Season, SubmitOptions};
@@ -16,6 +16,10 @@ pub(crate) struct JoinArgs {
     /// Event time, RFC 3339.
     #[arg(long)]
     at: Option<String>,
+    /// Cohort to be placed in (a label of the season's [cohorts]); defaults to the
+    /// player's last cohort.
+    #[arg(long)]
+    cohort: Option<String>,
 }
 
 /// Submit a score value (or a batch of JSON lines with --batch).
@@ -33,33 +37,18 @@ pub(crate) struct SubmitArgs {
     /// Event time, RFC 3339.
     #[arg(long)]
     at: Option<String>,
+    /// Cohort of the placement a first score makes (see join --cohort).
+    #[arg(long)]
+    cohort: Option<String>,
     /// JSON lines `{"player","value","request_id","at"}` from FILE or - (stdin).
     /// Every line gets one output line: applied, refused or unknown. Only lines
     /// with a request id can be replayed safely.
-    #[arg(long, conflicts_with_all = ["player", "value", "request_id", "at"])]
+    #[arg(long, conflicts_with_all = ["player", "value", "request_id", "at", "cohort"])]
     batch: Option<String>,
     /// With --batch: how long to wait for an unreachable store before the rest of
     /// the input is reported as not attempted, in seconds.
     #[arg(long, default_value_t = 300, requires = "batch")]
     wait: u64,
-}
-
-/// A page of a bracket's standings with cached profiles.
-#[derive(Args, Debug)]
-pub(crate) struct StandingsArgs {
-    /// Tier name.
-    tier: String,
-    /// Bracket number (from 1).
-    bracket: u32,
-    /// Period id [default: current].
-    #[arg(long)]
-    period: Option<u64>,
-    /// First rank to show, 0-based.
-    #[arg(long, default_value_t = 0)]
-    offset: u64,
-    /// Entries to show.
-    #[arg(long, default_value_t = 100)]
-    limit: u64,
 }
 
 /// A player's tier, bracket, rank and score.
@@ -83,9 +72,15 @@ pub(crate) struct ProfileArgs {
 }
 
 pub(crate) async fn join(cli: &Cli, season: Season, args: &JoinArgs) -> Result<(), Failure> {
-    let at = args.at.as_deref().map(parse_time).transpose()?;
+    let mut options = leaguekit::league::JoinOptions::default();
+    if let Some(at) = &args.at {
+        options = options.at(parse_time(at)?);
+    }
+    if let Some(c) = &args.cohort {
+        options = options.cohort(c.clone());
+    }
     let league = redis_league(cli, season).await?;
-    print(&league.join(&args.player, at).await?)
+    print(&league.join_with(&args.player, options).await?)
 }
 
 pub(crate) async fn submit(cli: &Cli, season: Season, args: &SubmitArgs) -> Result<(), Failure> {
@@ -103,25 +98,10 @@ pub(crate) async fn submit(cli: &Cli, season: Season, args: &SubmitArgs) -> Resu
     if let Some(at) = &args.at {
         o = o.at(parse_time(at)?);
     }
+    if let Some(c) = &args.cohort {
+        o = o.cohort(c.clone());
+    }
     print(&league.submit(player, value, o).await?)
-}
-
-pub(crate) async fn standings(
-    cli: &Cli,
-    season: Season,
-    args: &StandingsArgs,
-) -> Result<(), Failure> {
-    let league = redis_league(cli, season).await?;
-    let page = league
-        .standings(
-            &args.tier,
-            args.bracket,
-            args.period,
-            args.offset,
-            args.limit,
-        )
-        .await?;
-    print(&page)
 }
 
 pub(crate) async fn player(cli: &Cli, season: Season, args: &PlayerArgs) -> Result<(), Failure> {

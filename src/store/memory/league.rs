@@ -143,6 +143,17 @@ impl LeagueStore for MemoryStore {
         Ok(Self::live_player(&data, player_keys, now).and_then(|p| p.state.clone()))
     }
 
+    async fn player_snapshot(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> Result<PlayerSnapshot, StoreError> {
+        Ok(PlayerSnapshot {
+            state: self.player_state(player_keys).await?,
+            profile: RankingStore::profile(self, player_keys).await?,
+            rewards: RolloverStore::rewards(self, player_keys).await?,
+        })
+    }
+
     async fn record_state(
         &self,
         player_keys: &PlayerKeys,

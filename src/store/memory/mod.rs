@@ -42,6 +42,8 @@ impl Default for MemoryStore {
 struct Data {
     /// season key → last closed period.
     seasons: HashMap<String, u64>,
+    /// season key → its record's fields (`shape`, `ladder`).
+    season_fields: HashMap<String, HashMap<String, String>>,
     /// season key → grants that failed, by (source, player).
     blocked: HashMap<String, std::collections::BTreeMap<(String, String), BlockedGrant>>,
     periods: HashMap<String, PeriodData>,

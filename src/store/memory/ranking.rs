@@ -141,13 +141,13 @@ impl RankingStore for MemoryStore {
     async fn update_many(
         &self,
         updates: &[(&BracketKeys, Update<'_>)],
-    ) -> Result<Vec<UpdateReply>, StoreError> {
+    ) -> Vec<Result<UpdateReply, StoreError>> {
         let now = self.clock.now();
         let mut data = self.data();
-        Ok(updates
+        updates
             .iter()
-            .map(|(keys, u)| Self::bracket(&mut data, keys).update(u, now))
-            .collect())
+            .map(|(keys, u)| Ok(Self::bracket(&mut data, keys).update(u, now)))
+            .collect()
     }
 
     async fn standings(
@@ -165,6 +165,17 @@ impl RankingStore for MemoryStore {
                 entries: Vec::new(),
             },
         })
+    }
+
+    async fn standings_many(
+        &self,
+        reads: &[(&BracketKeys, u64, u64)],
+    ) -> Vec<Result<Page, StoreError>> {
+        let mut pages = Vec::with_capacity(reads.len());
+        for (bracket, offset, limit) in reads {
+            pages.push(self.standings(bracket, *offset, *limit).await);
+        }
+        pages
     }
 
     async fn around(

@@ -18,6 +18,33 @@ impl RolloverStore for MemoryStore {
         Ok(())
     }
 
+    async fn season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let data = self.data();
+        Ok(data
+            .season_fields
+            .get(&season.base)
+            .and_then(|f| f.get(field).cloned()))
+    }
+
+    async fn set_season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+        value: &str,
+        keep: bool,
+    ) -> Result<(), StoreError> {
+        let mut data = self.data();
+        let fields = data.season_fields.entry(season.base.clone()).or_default();
+        if !(keep && fields.contains_key(field)) {
+            fields.insert(field.to_owned(), value.to_owned());
+        }
+        Ok(())
+    }
+
     async fn begin_close(
         &self,
         period: &PeriodKeys,
@@ -38,6 +65,31 @@ impl RolloverStore for MemoryStore {
             .periods
             .get(&period.base)
             .and_then(|p| p.meta.get("closed").cloned()))
+    }
+
+    async fn save_tops(
+        &self,
+        period: &PeriodKeys,
+        tops: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        let mut data = self.data();
+        let p = data.periods.entry(period.base.clone()).or_default();
+        for (tier, json) in tops {
+            p.meta.insert(format!("top:{tier}"), json.clone());
+        }
+        Ok(())
+    }
+
+    async fn saved_top(
+        &self,
+        period: &PeriodKeys,
+        tier: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let data = self.data();
+        Ok(data
+            .periods
+            .get(&period.base)
+            .and_then(|p| p.meta.get(&format!("top:{tier}")).cloned()))
     }
 
     async fn finish_period(

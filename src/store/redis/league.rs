@@ -176,40 +176,40 @@ impl LeagueStore for RedisStore {
         &self,
         player_keys: &PlayerKeys,
     ) -> Result<Option<PlayerState>, StoreError> {
-        let mut cmd = ::redis::cmd("HMGET");
-        cmd.arg(player_keys.state())
-            .arg("period")
-            .arg("tier")
-            .arg("bracket")
-            .arg("prev_period")
-            .arg("prev_tier")
-            .arg("prev_bracket");
         let reply = self
-            .command("player_state", Retry::Idempotent, &cmd)
+            .command(
+                "player_state",
+                Retry::Idempotent,
+                &state_command(player_keys),
+            )
             .await?;
-        let placement =
-            |p: &Value, t: &Value, b: &Value| -> Result<(u64, String, u32), StoreError> {
-                Ok((
-                    uint(p, "state period")?,
-                    text(t, "state tier")?.to_owned(),
-                    bracket_number(text(b, "state bracket")?, "state bracket")?,
-                ))
-            };
-        match array(reply, "player state")?.as_slice() {
-            [period, ..] if is_nil(period) => Ok(None),
-            [period, tier, bracket, pp, pt, pb] => {
-                let (period, tier, bracket) = placement(period, tier, bracket)?;
-                let mut state = PlayerState::new(period, tier, bracket);
-                if !is_nil(pp) {
-                    state.previous = Some(placement(pp, pt, pb)?);
-                }
-                Ok(Some(state))
-            }
-            other => Err(protocol(format!(
-                "player state: expected 6 fields, got {}",
-                other.len()
-            ))),
-        }
+        parse_state(reply)
+    }
+
+    async fn player_snapshot(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> Result<PlayerSnapshot, StoreError> {
+        // Three reads of one slot: one pipeline, one round trip, on a cluster too.
+        let mut pipe = ::redis::pipe();
+        pipe.add_command(state_command(player_keys));
+        pipe.cmd("HGETALL").arg(player_keys.profile());
+        pipe.cmd("HGETALL").arg(player_keys.rewards());
+        let pipe = &pipe;
+        let replies = self
+            .run("player_snapshot", Retry::Idempotent, |mut con| async move {
+                pipe.query_async::<Vec<Value>>(&mut con).await
+            })
+            .await?;
+        let [state, profile, rewards]: [Value; 3] =
+            replies.try_into().map_err(|r: Vec<Value>| {
+                protocol(format!("player snapshot: {} replies to 3 reads", r.len()))
+            })?;
+        Ok(PlayerSnapshot {
+            state: parse_state(state)?,
+            profile: super::ranking::parse_profile(profile)?,
+            rewards: super::rollover::parse_rewards(rewards)?,
+        })
     }
 
     async fn record_state(
@@ -242,5 +242,44 @@ impl LeagueStore for RedisStore {
             ))),
             _ => Ok(()),
         }
+    }
+}
+
+/// The state fields of a player, in `parse_state`'s order.
+fn state_command(player_keys: &PlayerKeys) -> ::redis::Cmd {
+    let mut cmd = ::redis::cmd("HMGET");
+    cmd.arg(player_keys.state())
+        .arg("period")
+        .arg("tier")
+        .arg("bracket")
+        .arg("prev_period")
+        .arg("prev_tier")
+        .arg("prev_bracket");
+    cmd
+}
+
+/// A player's state from `state_command`'s reply.
+fn parse_state(reply: Value) -> Result<Option<PlayerState>, StoreError> {
+    let placement = |p: &Value, t: &Value, b: &Value| -> Result<(u64, String, u32), StoreError> {
+        Ok((
+            uint(p, "state period")?,
+            text(t, "state tier")?.to_owned(),
+            bracket_number(text(b, "state bracket")?, "state bracket")?,
+        ))
+    };
+    match array(reply, "player state")?.as_slice() {
+        [period, ..] if is_nil(period) => Ok(None),
+        [period, tier, bracket, pp, pt, pb] => {
+            let (period, tier, bracket) = placement(period, tier, bracket)?;
+            let mut state = PlayerState::new(period, tier, bracket);
+            if !is_nil(pp) {
+                state.previous = Some(placement(pp, pt, pb)?);
+            }
+            Ok(Some(state))
+        }
+        other => Err(protocol(format!(
+            "player state: expected 6 fields, got {}",
+            other.len()
+        ))),
     }
 }

@@ -36,6 +36,7 @@
 pub mod connection;
 mod league;
 mod options;
+mod pipeline;
 mod ranking;
 mod reply;
 mod rollover;

@@ -8,11 +8,10 @@ use super::reply::*;
 use super::scripts::SCRIPTS;
 use super::{
     MAX_WINDOW_ENTRIES, MAX_WINDOW_SECS, RedisStore, Retry, attempt_token, now_arg, time_refusal,
-    write_error,
 };
 use crate::error::StoreError;
 use crate::season::packing::{EXACT_LIMIT, Packing};
-use crate::store::keys::{BracketKeys, PlayerKeys};
+use crate::store::keys::{BracketKeys, PlayerKeys, hash_tag};
 use crate::store::*;
 
 /// Builds the `update.lua` invocation of one update.
@@ -148,9 +147,9 @@ impl RankingStore for RedisStore {
     async fn update_many(
         &self,
         updates: &[(&BracketKeys, Update<'_>)],
-    ) -> Result<Vec<UpdateReply>, StoreError> {
+    ) -> Vec<Result<UpdateReply, StoreError>> {
         if updates.is_empty() {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         // One token per update: two updates of one batch may share a request id, and
         // the second must still see the first as a different request.
@@ -163,42 +162,20 @@ impl RankingStore for RedisStore {
             .zip(&tokens)
             .map(|((keys, update), token)| update_invocation(keys, update, token))
             .collect();
-        let mut pipe = ::redis::pipe();
-        // EVALSHA in a pipeline is not reloaded on NOSCRIPT, so the pipeline loads the
-        // script first (a cheap no-op when cached); the server runs it before the
-        // calls that follow on the same connection.
-        pipe.load_script(&SCRIPTS.update).ignore();
-        for inv in &invocations {
-            pipe.invoke_script(inv);
-        }
-        // Per-command errors come back in place instead of failing the whole batch.
-        pipe.ignore_errors();
-        let retry = if updates.iter().all(|(_, u)| u.request.is_some()) {
-            Retry::Idempotent
-        } else {
-            Retry::NotExecuted
+        let tags: Vec<&str> = updates.iter().map(|(k, _)| hash_tag(&k.board)).collect();
+        // A pipeline may be sent again only if every update in it has a request id.
+        let retry = |group: &[usize]| {
+            if group.iter().all(|&i| updates[i].1.request.is_some()) {
+                Retry::Idempotent
+            } else {
+                Retry::NotExecuted
+            }
         };
-        let pipe = &pipe;
-        let replies = self
-            .run("update_many", retry, |mut con| async move {
-                pipe.query_async::<Vec<Value>>(&mut con).await
-            })
+        self.pipelined("update_many", &SCRIPTS.update, &invocations, &tags, retry)
             .await
-            .map_err(|e| write_error("update_many", e))?;
-        if replies.len() != updates.len() {
-            return Err(protocol(format!(
-                "pipeline of {} updates answered {} replies",
-                updates.len(),
-                replies.len()
-            )));
-        }
-        replies
             .into_iter()
             .zip(&tokens)
-            .map(|(reply, token)| match reply {
-                Value::ServerError(err) => Err(StoreError::Redis(err.into())),
-                reply => update_reply(reply, token),
-            })
+            .map(|(reply, token)| reply.and_then(|reply| update_reply(reply?, token)))
             .collect()
     }
 
@@ -208,20 +185,41 @@ impl RankingStore for RedisStore {
         offset: u64,
         limit: u64,
     ) -> Result<Page, StoreError> {
-        // Redis ranks are signed 64-bit; no board comes near the clamp.
-        let top = i64::MAX as u64;
-        let first = offset.min(top);
-        let last = offset.saturating_add(limit.saturating_sub(1)).min(top);
-        let mut inv = SCRIPTS.standings.prepare_invoke();
-        inv.key(&bracket.board)
-            .key(&bracket.profiles)
-            .arg(first)
-            .arg(last)
-            .arg(if limit == 0 { "0" } else { "1" });
+        let inv = standings_invocation(bracket, offset, limit);
         let reply = self.invoke("standings", Retry::Idempotent, &inv).await?;
         let mut page = page(reply, "standings reply")?;
         page.offset = offset;
         Ok(page)
+    }
+
+    async fn standings_many(
+        &self,
+        reads: &[(&BracketKeys, u64, u64)],
+    ) -> Vec<Result<Page, StoreError>> {
+        if reads.is_empty() {
+            return Vec::new();
+        }
+        let invocations: Vec<ScriptInvocation<'_>> = reads
+            .iter()
+            .map(|(bracket, offset, limit)| standings_invocation(bracket, *offset, *limit))
+            .collect();
+        let tags: Vec<&str> = reads.iter().map(|(b, _, _)| hash_tag(&b.board)).collect();
+        self.pipelined(
+            "standings_many",
+            &SCRIPTS.standings,
+            &invocations,
+            &tags,
+            |_| Retry::Idempotent,
+        )
+        .await
+        .into_iter()
+        .zip(reads)
+        .map(|(reply, (_, offset, _))| {
+            let mut page = page(reply??, "standings reply")?;
+            page.offset = *offset;
+            Ok(page)
+        })
+        .collect()
     }
 
     async fn around(
@@ -335,18 +333,42 @@ impl RankingStore for RedisStore {
         let mut cmd = ::redis::cmd("HGETALL");
         cmd.arg(player_keys.profile());
         let reply = self.command("profile", Retry::Idempotent, &cmd).await?;
-        let mut version = 0;
-        let mut fields = Vec::new();
-        for (k, v) in pairs(reply, "profile")? {
-            if k == "#v" {
-                version = v
-                    .parse()
-                    .map_err(|_| protocol(format!("profile version {v:?}")))?;
-            } else {
-                fields.push((k, v));
-            }
-        }
-        fields.sort();
-        Ok((fields, version))
+        parse_profile(reply)
     }
+}
+
+/// A profile's fields (sorted) and version from its hash (`#v` is the version).
+pub(super) fn parse_profile(reply: Value) -> Result<(Vec<(String, String)>, u64), StoreError> {
+    let mut version = 0;
+    let mut fields = Vec::new();
+    for (k, v) in pairs(reply, "profile")? {
+        if k == "#v" {
+            version = v
+                .parse()
+                .map_err(|_| protocol(format!("profile version {v:?}")))?;
+        } else {
+            fields.push((k, v));
+        }
+    }
+    fields.sort();
+    Ok((fields, version))
+}
+
+/// `standings.lua` for entries `offset..offset+limit` of the bracket.
+fn standings_invocation(
+    bracket: &BracketKeys,
+    offset: u64,
+    limit: u64,
+) -> ScriptInvocation<'static> {
+    // Redis ranks are signed 64-bit; no board comes near the clamp.
+    let top = i64::MAX as u64;
+    let first = offset.min(top);
+    let last = offset.saturating_add(limit.saturating_sub(1)).min(top);
+    let mut inv = SCRIPTS.standings.prepare_invoke();
+    inv.key(&bracket.board)
+        .key(&bracket.profiles)
+        .arg(first)
+        .arg(last)
+        .arg(if limit == 0 { "0" } else { "1" });
+    inv
 }

@@ -8,7 +8,7 @@ use super::reply::*;
 use super::scripts::SCRIPTS;
 use super::{MAX_WINDOW_SECS, RedisStore, Retry, now_arg, time_refusal};
 use crate::error::StoreError;
-use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
+use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys, hash_tag};
 use crate::store::*;
 
 impl RolloverStore for RedisStore {
@@ -85,6 +85,70 @@ impl RolloverStore for RedisStore {
             return Ok(None);
         }
         Ok(Some(text(&reply, "period summary")?.to_owned()))
+    }
+
+    async fn season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(&season.meta).arg(format!("season:{field}"));
+        let reply = self
+            .command("season_field", Retry::Idempotent, &cmd)
+            .await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        text(&reply, "season field").map(|s| Some(s.to_owned()))
+    }
+
+    async fn set_season_field(
+        &self,
+        season: &SeasonKeys,
+        field: &str,
+        value: &str,
+        keep: bool,
+    ) -> Result<(), StoreError> {
+        let mut cmd = ::redis::cmd(if keep { "HSETNX" } else { "HSET" });
+        cmd.arg(&season.meta)
+            .arg(format!("season:{field}"))
+            .arg(value);
+        self.command("set_season_field", Retry::Idempotent, &cmd)
+            .await?;
+        Ok(())
+    }
+
+    async fn save_tops(
+        &self,
+        period: &PeriodKeys,
+        tops: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        if tops.is_empty() {
+            return Ok(());
+        }
+        // Fields of the period's meta hash, which expires with the period.
+        let mut cmd = ::redis::cmd("HSET");
+        cmd.arg(&period.meta);
+        for (tier, json) in tops {
+            cmd.arg(format!("top:{tier}")).arg(json);
+        }
+        self.command("save_tops", Retry::Idempotent, &cmd).await?;
+        Ok(())
+    }
+
+    async fn saved_top(
+        &self,
+        period: &PeriodKeys,
+        tier: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(&period.meta).arg(format!("top:{tier}"));
+        let reply = self.command("saved_top", Retry::Idempotent, &cmd).await?;
+        if is_nil(&reply) {
+            return Ok(None);
+        }
+        text(&reply, "saved top").map(|s| Some(s.to_owned()))
     }
 
     async fn finish_period(
@@ -214,36 +278,21 @@ impl RolloverStore for RedisStore {
                 inv
             })
             .collect();
-        let mut pipe = ::redis::pipe();
-        pipe.load_script(&SCRIPTS.grant).ignore();
-        for inv in &invocations {
-            pipe.invoke_script(inv);
-        }
-        // One player's bad data must not fail the others' grants: errors come back in
-        // place, one per grant.
-        pipe.ignore_errors();
-        let pipe = &pipe;
-        // Each grant is written at most once (HSETNX), so the whole pipeline may be
-        // sent again.
-        let replies = self
-            .run("grant", Retry::Idempotent, |mut con| async move {
-                pipe.query_async::<Vec<Value>>(&mut con).await
+        let reward_keys: Vec<String> = grants.iter().map(|(keys, _, _)| keys.rewards()).collect();
+        let tags: Vec<&str> = reward_keys.iter().map(|k| hash_tag(k)).collect();
+        // Each grant is written at most once (HSETNX), so any group may be sent again.
+        let answers = self
+            .pipelined("grant", &SCRIPTS.grant, &invocations, &tags, |_| {
+                Retry::Idempotent
             })
-            .await?;
-        if replies.len() != grants.len() {
-            return Err(protocol(format!(
-                "pipeline of {} grants answered {} replies",
-                grants.len(),
-                replies.len()
-            )));
-        }
-        Ok(replies
+            .await;
+        // One player's bad data must not fail the others' grants: a grant's own error
+        // comes back in its place. A pipeline that failed as a whole (the connection,
+        // not the data) fails the step, which the rollover runs again.
+        answers
             .into_iter()
-            .map(|reply| match reply {
-                Value::ServerError(err) => Err(StoreError::Redis(err.into())),
-                _ => Ok(()),
-            })
-            .collect())
+            .map(|answer| answer.map(|call| call.map(|_| ())))
+            .collect()
     }
 
     async fn block_grants(
@@ -338,12 +387,7 @@ impl RolloverStore for RedisStore {
         let mut cmd = ::redis::cmd("HGETALL");
         cmd.arg(player_keys.rewards());
         let reply = self.command("rewards", Retry::Idempotent, &cmd).await?;
-        let mut pending: Vec<(String, String)> = pairs(reply, "rewards")?
-            .into_iter()
-            .filter_map(|(source, value)| value.strip_prefix("p|").map(|g| (source, g.to_owned())))
-            .collect();
-        pending.sort();
-        Ok(pending)
+        parse_rewards(reply)
     }
 
     async fn claim_rewards(
@@ -389,4 +433,14 @@ impl RolloverStore for RedisStore {
         claimed.sort();
         Ok(claimed)
     }
+}
+
+/// The pending rewards (`p|grant`; `c|` marks a claimed one), sorted.
+pub(super) fn parse_rewards(reply: Value) -> Result<Vec<(String, String)>, StoreError> {
+    let mut pending: Vec<(String, String)> = pairs(reply, "rewards")?
+        .into_iter()
+        .filter_map(|(source, value)| value.strip_prefix("p|").map(|g| (source, g.to_owned())))
+        .collect();
+    pending.sort();
+    Ok(pending)
 }

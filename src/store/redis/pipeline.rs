@@ -1,0 +1,137 @@
+//! Pipelines of script calls that work on one server and on a Redis Cluster.
+//!
+//! redis-rs sends a cluster pipeline to the node of its first key and refuses one whose
+//! keys span two slots (CROSSSLOT), and it resends a whole pipeline after MOVED or ASK.
+//! So on a cluster the calls are grouped by hash tag (every key of one call shares its
+//! tag, see [`crate::store::keys`]), each group is one pipeline, and the groups run
+//! concurrently. Each group is retried on its own, as its [`Retry`] allows; a resent
+//! group repeats only calls that are safe to repeat (the caller's `retry` decides).
+//! On one server the whole batch is one pipeline, one round trip.
+
+use std::collections::HashMap;
+
+use futures::StreamExt;
+use redis::{Script, ScriptInvocation, Value};
+
+use super::connection::RedisConnection;
+use super::{RedisStore, Retry, write_error};
+use crate::error::StoreError;
+
+/// Groups of one cluster batch in flight at once: enough to keep every node busy,
+/// few enough not to flood a small cluster's connections.
+const GROUPS_IN_FLIGHT: usize = 32;
+
+impl RedisStore {
+    /// Runs `calls` (all of `script`) pipelined and answers one result per call, in
+    /// order. `tags[i]` is the hash tag of call `i`'s keys; `retry(group)` says how a
+    /// group (indices into `calls`) may be retried. The inner result is the call's own
+    /// reply or error (`Ok(Err)`: the server refused that call, the others ran); an
+    /// outer error is the failure of the call's whole pipeline, answered for each of
+    /// its calls ([`StoreError::Unknown`] when they may have run).
+    pub(super) async fn pipelined(
+        &self,
+        op: &'static str,
+        script: &Script,
+        calls: &[ScriptInvocation<'_>],
+        tags: &[&str],
+        retry: impl Fn(&[usize]) -> Retry,
+    ) -> Vec<Result<Result<Value, StoreError>, StoreError>> {
+        // The futures are built first (owning their groups), then polled a few at a
+        // time: a lazy iterator of borrowing closures would not be Send.
+        let runs: Vec<_> = self
+            .groups(tags)
+            .into_iter()
+            .map(|group| {
+                let retry = retry(&group);
+                async move {
+                    let result = self.pipeline(op, script, calls, &group, retry).await;
+                    (group, result)
+                }
+            })
+            .collect();
+        let mut answers: Vec<Option<Result<Result<Value, StoreError>, StoreError>>> =
+            calls.iter().map(|_| None).collect();
+        let mut done = futures::stream::iter(runs).buffer_unordered(GROUPS_IN_FLIGHT);
+        while let Some((group, result)) = done.next().await {
+            match result {
+                Ok(replies) => {
+                    for (&i, reply) in group.iter().zip(replies) {
+                        answers[i] = Some(Ok(match reply {
+                            Value::ServerError(err) => Err(StoreError::Redis(err.into())),
+                            reply => Ok(reply),
+                        }));
+                    }
+                }
+                Err(e) => {
+                    for &i in &group {
+                        answers[i] = Some(Err(e.clone()));
+                    }
+                }
+            }
+        }
+        answers
+            .into_iter()
+            .map(|a| {
+                a.unwrap_or_else(|| {
+                    Err(StoreError::Protocol(format!(
+                        "{op}: a pipelined call got no reply"
+                    )))
+                })
+            })
+            .collect()
+    }
+
+    /// The calls' indices grouped so that each group may be one pipeline: all of them
+    /// on one server, by hash tag on a cluster (in order of first appearance, and in
+    /// call order inside a group).
+    fn groups(&self, tags: &[&str]) -> Vec<Vec<usize>> {
+        if !matches!(self.connection, RedisConnection::Cluster(_)) {
+            return vec![(0..tags.len()).collect()];
+        }
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (i, tag) in tags.iter().enumerate() {
+            let g = *index.entry(tag).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[g].push(i);
+        }
+        groups
+    }
+
+    /// One pipeline: the script loaded first (EVALSHA in a pipeline is not reloaded on
+    /// NOSCRIPT; SCRIPT LOAD is a cheap no-op when the script is cached, and a keyless
+    /// command that goes to the node of the group's slot), then the group's calls, with
+    /// per-call errors answered in place.
+    async fn pipeline(
+        &self,
+        op: &'static str,
+        script: &Script,
+        calls: &[ScriptInvocation<'_>],
+        group: &[usize],
+        retry: Retry,
+    ) -> Result<Vec<Value>, StoreError> {
+        let mut pipe = redis::pipe();
+        pipe.load_script(script).ignore();
+        for &i in group {
+            pipe.invoke_script(&calls[i]);
+        }
+        pipe.ignore_errors();
+        let pipe = &pipe;
+        let replies = self
+            .run(op, retry, |mut con| async move {
+                pipe.query_async::<Vec<Value>>(&mut con).await
+            })
+            .await
+            .map_err(|e| write_error(op, e))?;
+        if replies.len() != group.len() {
+            return Err(StoreError::Protocol(format!(
+                "{op}: a pipeline of {} calls answered {} replies",
+                group.len(),
+                replies.len()
+            )));
+        }
+        Ok(replies)
+    }
+}
