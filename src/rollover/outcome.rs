@@ -154,26 +154,94 @@ impl Tally {
     }
 }
 
+/// The movement rule of one closed bracket: how many of its active players are
+/// promoted and demoted (rule steps 1 and 2). [`bracket_outcomes`] applies it to a
+/// board; the designer's simulator applies the same rule to its own compact boards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BracketRule {
+    /// The tier index (0 = lowest).
+    pub tier: usize,
+    /// Whether this is the bottom tier (nobody is demoted from it).
+    pub bottom: bool,
+    /// Active players (who scored).
+    pub active: u64,
+    /// Active players promoted: the best `promoted` active ranks.
+    pub promoted: u64,
+    /// Active players demoted: the worst `demoted` active ranks.
+    pub demoted: u64,
+}
+
+impl BracketRule {
+    /// The rule of a bracket of tier `tier` with `players` players, `active` of whom
+    /// scored; `None` for a tier the season does not have.
+    pub fn new(season: &Season, tier: usize, players: u64, active: u64) -> Option<BracketRule> {
+        let this = season.tiers.get(tier)?;
+        let top = tier + 1 == season.tiers.len();
+        let bottom = tier == 0;
+        let promote = if top { 0 } else { this.promote.of(players) };
+        let demote = if bottom { 0 } else { this.demote.of(players) };
+        let promoted = promote.min(active);
+        let demoted = demote.min(active - promoted);
+        Some(BracketRule {
+            tier,
+            bottom,
+            active,
+            promoted,
+            demoted,
+        })
+    }
+
+    /// The movement of an active player at 1-based `active_rank` among the active
+    /// players, or of an idle player (`None`: rule step 3).
+    pub fn movement(&self, season: &Season, active_rank: Option<u64>) -> Movement {
+        match active_rank {
+            None => match season.idle.policy {
+                IdlePolicy::DropOneTier if !self.bottom => Movement::Demoted,
+                _ => Movement::Stayed,
+            },
+            Some(a) if a <= self.promoted => Movement::Promoted,
+            Some(a) if a > self.active - self.demoted => Movement::Demoted,
+            Some(_) => Movement::Stayed,
+        }
+    }
+
+    /// The tier index after `movement`.
+    pub fn next_tier(&self, movement: Movement) -> usize {
+        match movement {
+            Movement::Promoted => self.tier + 1,
+            Movement::Stayed => self.tier,
+            Movement::Demoted => self.tier.saturating_sub(1),
+        }
+    }
+}
+
+/// The reward of an active player at 1-based bracket `rank` in tier `tier` (rule step
+/// 4); idle players get none.
+pub fn reward_for(season: &Season, tier: usize, rank: u64) -> Option<&str> {
+    season
+        .tiers
+        .get(tier)?
+        .rewards
+        .iter()
+        .find(|r| u64::from(r.first) <= rank && rank <= u64::from(r.last))
+        .map(|r| r.grant.as_str())
+}
+
 /// Computes every outcome of one closed bracket of tier `tier` (index, 0 = lowest).
 /// `board` is `(player, packed score)` in any order; the result is in rank order.
 pub fn bracket_outcomes(season: &Season, tier: usize, board: &[(String, u64)]) -> Vec<Outcome> {
     let tiers = &season.tiers;
-    let Some(this) = tiers.get(tier) else {
-        return Vec::new();
-    };
-    let top = tier + 1 == tiers.len();
-    let bottom = tier == 0;
     let mut ranked: Vec<&(String, u64)> = board.iter().collect();
     ranked.sort_by(|a, b| (Reverse(a.1), &a.0).cmp(&(Reverse(b.1), &b.0)));
     let n = ranked.len() as u64;
-    let promote = if top { 0 } else { this.promote.of(n) };
-    let demote = if bottom { 0 } else { this.demote.of(n) };
     let active: u64 = ranked
         .iter()
         .filter(|(_, packed)| season.packing.unpack(*packed).1.is_some())
         .count() as u64;
-    let promoted = promote.min(active);
-    let demoted = demote.min(active - promoted);
+    let Some(rule) = BracketRule::new(season, tier, n, active) else {
+        return Vec::new();
+    };
     let name = |i: usize| tiers.get(i).map(|t| t.name.clone()).unwrap_or_default();
     let mut active_seen = 0u64;
     ranked
@@ -183,33 +251,15 @@ pub fn bracket_outcomes(season: &Season, tier: usize, board: &[(String, u64)]) -
             let rank = i as u64 + 1;
             let (score, time) = season.packing.unpack(*packed);
             let idle = time.is_none();
-            let movement = if idle {
-                match season.idle.policy {
-                    IdlePolicy::DropOneTier if !bottom => Movement::Demoted,
-                    _ => Movement::Stayed,
-                }
-            } else {
+            let active_rank = (!idle).then(|| {
                 active_seen += 1;
-                if active_seen <= promoted {
-                    Movement::Promoted
-                } else if active_seen > active - demoted {
-                    Movement::Demoted
-                } else {
-                    Movement::Stayed
-                }
-            };
-            let next = match movement {
-                Movement::Promoted => tier + 1,
-                Movement::Stayed => tier,
-                Movement::Demoted => tier.saturating_sub(1),
-            };
+                active_seen
+            });
+            let movement = rule.movement(season, active_rank);
             let reward = if idle {
                 None
             } else {
-                this.rewards
-                    .iter()
-                    .find(|r| u64::from(r.first) <= rank && rank <= u64::from(r.last))
-                    .map(|r| r.grant.clone())
+                reward_for(season, tier, rank).map(str::to_owned)
             };
             Outcome {
                 player: player.clone(),
@@ -217,7 +267,7 @@ pub fn bracket_outcomes(season: &Season, tier: usize, board: &[(String, u64)]) -
                 score,
                 idle,
                 outcome: movement,
-                next_tier: name(next),
+                next_tier: name(rule.next_tier(movement)),
                 reward,
             }
         })

@@ -12,8 +12,8 @@
 //! `[scoring]` (mode `increment`, time_resolution `1s`, idempotency_window `24h`),
 //! `[profiles]` (no fields, 512 bytes), `[idle]` (policy `stay`), `[retention]`
 //! (4 periods, player data 180 days), `[clock]` (max_skew 5 s), `[simulation]`
-//! ([`SimulationConfig::default`]) and `[server]` (settings of `leaguekit serve`:
-//! [`ServerConfig`]).
+//! ([`SimulationConfig::default`]), `[tune]` ([`TuneConfig`], read by `leaguekit
+//! simulate --tune`) and `[server]` (settings of `leaguekit serve`: [`ServerConfig`]).
 //!
 //! Parsing is in two steps: serde reads the file into raw structs that deny unknown keys
 //! and keep the byte span of every value whose meaning is checked afterwards; the checks
@@ -29,6 +29,7 @@ mod ladder;
 pub mod packing;
 mod parse;
 mod server;
+mod tune;
 
 use std::fmt;
 use std::path::Path;
@@ -40,6 +41,7 @@ pub use crate::season::calendar::{PeriodRule, Schedule};
 use crate::season::packing::{Packing, ScoreMode};
 pub use cohorts::{Cohorts, MAX_COHORT_LEN};
 pub use server::{MAX_TOKEN_LEN, MIN_TOKEN_LEN, ServerConfig, validate_token};
+pub use tune::{Knob, TuneConfig, rewrite_quotas};
 
 /// A validated season.
 #[derive(Debug, Clone)]
@@ -73,6 +75,8 @@ pub struct Season {
     pub packing: Packing,
     /// Parameters for the population simulator (`[simulation]`, optional).
     pub simulation: SimulationConfig,
+    /// What the simulator's tuner aims for (`[tune]`, optional).
+    pub tune: Option<TuneConfig>,
     /// Settings of `leaguekit serve` (`[server]`, optional).
     pub server: ServerConfig,
 }

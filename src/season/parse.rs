@@ -79,10 +79,9 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         clock.max_skew = parse_duration(s.get_ref(), Duration::ZERO, MAX_SKEW)
             .map_err(|m| src.at(s.span(), format!("clock.max_skew: {m}")))?;
     }
-    let simulation = match &raw.simulation {
-        Some(s) => src.simulation(s)?,
-        None => SimulationConfig::default(),
-    };
+    let simulation = raw.simulation.as_ref().map(|s| src.simulation(s));
+    let simulation = simulation.transpose()?.unwrap_or_default();
+    let tune = raw.tune.as_ref().map(|t| src.tune(t, &tiers)).transpose()?;
 
     Ok(Season {
         name,
@@ -100,6 +99,7 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         packing,
         simulation,
         server: super::server::parse(&src, raw.server.as_ref())?,
+        tune,
     })
 }
 
@@ -122,6 +122,7 @@ pub(super) struct RawSeason {
     pub(super) retention: Option<RawRetention>,
     pub(super) clock: Option<RawClock>,
     pub(super) simulation: Option<RawSimulation>,
+    pub(super) tune: Option<super::tune::RawTune>,
     pub(super) cohorts: Option<Spanned<super::cohorts::RawCohorts>>,
     pub(super) server: Option<super::server::RawServer>,
 }

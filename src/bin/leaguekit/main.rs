@@ -4,8 +4,9 @@
 //!
 //! One file per command group: `check.rs`; `play.rs` (join, submit, player, profile)
 //! with `batch.rs` (submit --batch); `boards.rs` (standings, around, counts, top);
-//! `periods.rs` (rollover, run, rewards, claim, export); `simulate.rs`; `serve.rs`
-//! (the HTTP API, with the `server` feature). What they share is in `common.rs`.
+//! `periods.rs` (rollover, run, rewards, claim, export); `simulate.rs` with `tune.rs`
+//! (simulate --tune); `serve.rs` (the HTTP API, with the `server` feature). What they
+//! share is in `common.rs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,6 +22,7 @@ mod play;
 #[cfg(feature = "server")]
 mod serve;
 mod simulate;
+mod tune;
 
 use common::{Failure, load_season};
 

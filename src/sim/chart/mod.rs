@@ -1,7 +1,16 @@
-//! Charts of a simulation: tier populations and movement per period, as SVG and PNG.
+//! Charts of a simulation, as SVG and PNG: tier populations and movement per period
+//! (here), how long players take to reach each tier (`reach.rs`), and the tuner's
+//! progress and tuned ladder (`tune.rs`).
 //!
 //! Text is drawn with DejaVu Sans, compiled in (`assets/`), so a chart looks the same
 //! on a machine without fonts, such as CI.
+//!
+//! Owns: drawing. Must not: compute a figure the report does not hold.
+
+mod reach;
+mod tune;
+
+pub use tune::write_tuning;
 
 use std::path::Path;
 use std::sync::Once;
@@ -22,7 +31,7 @@ pub struct ChartError {
     pub message: String,
 }
 
-const FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+const FONT: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
 const SIZE: (u32, u32) = (1100, 620);
 
 fn register_font() {
@@ -81,7 +90,7 @@ fn both(dir: &Path, stem: &str, size: (u32, u32), chart: &impl Chart) -> Result<
 
 struct Tiers<'a>(&'a SimReport, String);
 struct Movement<'a>(&'a SimReport);
-struct Compare<'a>(&'a SimReport, &'a SimReport);
+struct Compare<'a>(&'a SimReport, &'a SimReport, String, String);
 
 impl Chart for Tiers<'_> {
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
@@ -98,12 +107,8 @@ impl Chart for Movement<'_> {
 impl Chart for Compare<'_> {
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
         let halves = area.split_evenly((1, 2));
-        tiers_into(&halves[0], self.0, &format!("{} (config)", self.0.season))?;
-        tiers_into(
-            &halves[1],
-            self.1,
-            &format!("{} (--compare)", self.1.season),
-        )
+        tiers_into(&halves[0], self.0, &self.2)?;
+        tiers_into(&halves[1], self.1, &self.3)
     }
 }
 
@@ -263,18 +268,31 @@ fn movement_into<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Writes `tiers.svg/.png` and `movement.svg/.png` into `dir`.
+/// What a report ran on, for a chart title.
+fn subtitle(report: &SimReport) -> String {
+    match (&report.options, &report.replay) {
+        (Some(o), _) => format!("{} players, seed {}", o.players, o.seed),
+        (None, Some(r)) => format!("replay of {}", r.file),
+        (None, None) => String::new(),
+    }
+}
+
+/// Writes `tiers.svg/.png`, `movement.svg/.png` and `reach.svg/.png` into `dir`.
 pub fn write_charts(report: &SimReport, dir: &Path) -> Result<(), ChartError> {
-    let title = format!(
-        "{}: players per tier ({} players, seed {})",
-        report.season, report.options.players, report.options.seed
-    );
+    let title = format!("{}: players per tier ({})", report.season, subtitle(report));
     both(dir, "tiers", SIZE, &Tiers(report, title))?;
     both(dir, "movement", SIZE, &Movement(report))?;
+    reach::write(report, dir)?;
     Ok(())
 }
 
 /// Writes `compare.svg/.png`: the two seasons' tier populations side by side.
 pub fn write_comparison(a: &SimReport, b: &SimReport, dir: &Path) -> Result<(), ChartError> {
-    both(dir, "compare", (1500, 600), &Compare(a, b))
+    let chart = Compare(
+        a,
+        b,
+        format!("{} (config)", a.season),
+        format!("{} (--compare)", b.season),
+    );
+    both(dir, "compare", (1500, 600), &chart)
 }
