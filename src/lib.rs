@@ -23,7 +23,7 @@ pub mod store;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ConfigError, Error, InputError, StoreError};
-pub use league::{CohortCount, JoinOptions, League, Placement, PlayerView, TierCount};
+pub use league::{CohortCount, JoinItem, JoinOptions, League, Placement, PlayerView, TierCount};
 pub use ranking::{BatchItem, Standing, Standings, Submission, SubmitOptions, TierTop, TopEntry};
 pub use rollover::scheduler::{Scheduler, SchedulerOptions};
 pub use rollover::{RolloverOptions, RolloverReport};

@@ -1412,3 +1412,156 @@ on_both!(
         );
     }
 );
+
+on_both!(
+    join_many_places_as_single_joins_do,
+    ("increment", 3, "explicit"),
+    |league, _clock| {
+        use leaguekit::{JoinItem, JoinOptions};
+        let mut items: Vec<JoinItem> = (0..7).map(|i| JoinItem::new(format!("p{i}"))).collect();
+        // A bad id and a time in the future are refused alone; a repeat of a player
+        // in the batch gets the same bracket, and the welcome once.
+        items.insert(2, JoinItem::new("bad\u{1}id"));
+        items.insert(
+            4,
+            JoinItem::new("early")
+                .with_options(JoinOptions::default().at(t("2026-01-09T00:00:00Z"))),
+        );
+        items.push(JoinItem::new("p4"));
+        let got = league.join_many(&items).await;
+        assert_eq!(got.len(), items.len());
+        assert!(matches!(
+            &got[2],
+            Err(Error::Input(InputError::PlayerId { .. }))
+        ));
+        assert!(matches!(
+            &got[4],
+            Err(Error::Input(InputError::FutureTime { .. }))
+        ));
+        let placed: Vec<(String, u32)> = got
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .map(|p| (p.player.clone(), p.bracket))
+            .collect();
+        let expected: Vec<(String, u32)> = [1, 1, 1, 2, 2, 2, 3, 2]
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (format!("p{}", if i == 7 { 4 } else { i }), *b))
+            .collect();
+        assert_eq!(placed, expected);
+        let first = got[6].as_ref().expect("p4");
+        assert_eq!(first.pending_rewards, Some(Vec::new()));
+        let repeat = got[9].as_ref().expect("p4 again");
+        assert_eq!(
+            (repeat.last.clone(), repeat.pending_rewards.clone()),
+            (None, None)
+        );
+        let counts = league.counts(None).await.expect("counts");
+        assert_eq!((counts[0].players, counts[0].brackets), (7, 3));
+        // The same as joins one by one: joining again finds every placement.
+        for (player, bracket) in &expected {
+            let again = league.join(player, None).await.expect("join again");
+            assert_eq!((&again.player, again.bracket), (player, *bracket));
+            assert_eq!(again.pending_rewards, None);
+        }
+        for b in 1..=3 {
+            let s = league
+                .standings("bronze", b, None, 0, 100)
+                .await
+                .expect("standings");
+            assert_eq!(s.players, if b == 3 { 1 } else { 3 });
+        }
+    }
+);
+
+on_both!(
+    join_many_gives_returning_players_their_last_result,
+    ("increment", 3, "explicit"),
+    |league, clock| {
+        use leaguekit::JoinItem;
+        let players = ["a", "b", "c", "d"];
+        let items: Vec<JoinItem> = players.iter().map(|p| JoinItem::new(*p)).collect();
+        for r in league.join_many(&items).await {
+            r.expect("join");
+        }
+        for (i, p) in players.iter().enumerate() {
+            submit_at(&league, p, 10 * (i as i64 + 1), "2026-01-05T11:00:00Z").await;
+        }
+        // No rollover ran: the next day's joins close the old brackets on the spot.
+        clock.set(t("2026-01-06T01:00:00Z"));
+        let got = league.join_many(&items).await;
+        let mut seen = Vec::new();
+        for r in got {
+            let p = r.expect("join in period 2");
+            let last = p.last.expect("the last result on the placing reply");
+            assert_eq!(last.period, 1);
+            seen.push((p.player, p.tier, last.rank, last.next_tier));
+        }
+        // Bracket 1 is a, b, c (c best: promoted); bracket 2 is d alone (promoted).
+        assert_eq!(
+            seen,
+            [
+                ("a".to_owned(), "bronze".to_owned(), 3, "bronze".to_owned()),
+                ("b".to_owned(), "bronze".to_owned(), 2, "bronze".to_owned()),
+                ("c".to_owned(), "silver".to_owned(), 1, "silver".to_owned()),
+                ("d".to_owned(), "silver".to_owned(), 1, "silver".to_owned()),
+            ]
+        );
+        // Each player's state moved on: a join one by one finds the same placement.
+        let single = league.join("c", None).await.expect("c");
+        assert_eq!((single.tier.as_str(), single.last), ("silver", None));
+    }
+);
+
+on_both!(
+    submit_many_places_new_players_together,
+    ("increment", 3, "on_first_score"),
+    |league, _clock| {
+        let mut items: Vec<BatchItem> = (0..5)
+            .map(|i| BatchItem::new(format!("n{i}"), i + 1))
+            .collect();
+        // n0 scores twice in the batch: both count, one placement.
+        items.push(BatchItem::new("n0", 100));
+        // An id that is refused, and an explicit later join of a known player.
+        items.push(BatchItem::new("", 1));
+        let got = league.submit_many(&items).await;
+        let ok: Vec<_> = got.iter().filter_map(|r| r.as_ref().ok()).collect();
+        assert_eq!(ok.len(), 6);
+        assert!(got[6].is_err());
+        let brackets: Vec<(&str, u32)> =
+            ok.iter().map(|s| (s.player.as_str(), s.bracket)).collect();
+        assert_eq!(
+            brackets,
+            [
+                ("n0", 1),
+                ("n1", 1),
+                ("n2", 1),
+                ("n3", 2),
+                ("n4", 2),
+                ("n0", 1)
+            ]
+        );
+        assert_eq!(ok[5].score, 101);
+        assert!(ok[0].last.is_none() && ok[0].pending_rewards == Some(Vec::new()));
+        assert_eq!(ok[5].pending_rewards, None);
+        let counts = league.counts(None).await.expect("counts");
+        assert_eq!(counts[0].players, 5);
+        // A second batch finds them placed (no second placement, no welcome).
+        let again = league
+            .submit_many(&[BatchItem::new("n3", 1), BatchItem::new("n5", 1)])
+            .await;
+        let again: Vec<_> = again.into_iter().map(|r| r.expect("again")).collect();
+        assert_eq!(
+            (
+                again[0].bracket,
+                again[0].score,
+                again[0].pending_rewards.clone()
+            ),
+            (2, 5, None)
+        );
+        assert_eq!(
+            (again[1].bracket, again[1].pending_rewards.clone()),
+            (2, Some(Vec::new()))
+        );
+    }
+);

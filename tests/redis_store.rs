@@ -785,6 +785,73 @@ async fn update_many_costs_one_round_trip_not_one_per_update() {
     assert!(batch < rtt * 12, "batch {batch:?} vs round trip {rtt:?}");
 }
 
+/// Over a slow link, placing a batch of new players costs a few round trips for the
+/// whole batch (one per stage), not a few per player: proof that `join_many` and the
+/// placements inside `submit_many` are pipelined.
+#[tokio::test]
+async fn bulk_placements_cost_a_few_round_trips_not_a_few_per_player() {
+    const N: usize = 300;
+    let server = RedisServer::start(&[]);
+    let proxy = slow_proxy(server.port, Duration::from_millis(30));
+    let slow = RedisStore::connect(
+        &format!("redis://127.0.0.1:{proxy}/"),
+        RedisOptions::default(),
+    )
+    .await
+    .expect("connect through the proxy");
+    let s = season(
+        &unique_prefix("bulkrtt"),
+        "increment",
+        "1s",
+        100,
+        Some(1_000_000),
+    );
+    let bracket = Keys::of(&s).bracket(1, "bronze", 1);
+    slow.entry(&bracket, "nobody").await.expect("warm up");
+    let began = Instant::now();
+    slow.entry(&bracket, "nobody").await.expect("entry");
+    let rtt = began.elapsed();
+
+    let league = pinned(s.clone(), slow.clone());
+    let items: Vec<leaguekit::JoinItem> = (0..N)
+        .map(|i| leaguekit::JoinItem::new(format!("j{i:03}")))
+        .collect();
+    let began = Instant::now();
+    let placed = league.join_many(&items).await;
+    let joins = began.elapsed();
+    for (i, p) in placed.into_iter().enumerate() {
+        let p = p.expect("join_many");
+        assert_eq!(p.bracket, (i / 100) as u32 + 1);
+    }
+    let items: Vec<BatchItem> = (0..N)
+        .map(|i| BatchItem::new(format!("s{i:03}"), 1).with_options(opts_at(at_tick(&s, i as u64))))
+        .collect();
+    let began = Instant::now();
+    let submitted = league.submit_many(&items).await;
+    let submits = began.elapsed();
+    assert!(
+        submitted
+            .iter()
+            .all(|r| r.as_ref().is_ok_and(|s| s.applied))
+    );
+    eprintln!(
+        "slow link: one round trip {rtt:?}; {N} new players by join_many {joins:?}, by \
+         submit_many {submits:?} (one at a time would take about {:?})",
+        rtt * 4 * N as u32
+    );
+    // Stages: snapshots, counters, board entries, states (and for submit_many the
+    // assignment lookup and the updates), a few chunks each way. One round trip per
+    // player would be 300.
+    assert!(
+        joins < rtt * 15,
+        "join_many {joins:?} vs round trip {rtt:?}"
+    );
+    assert!(
+        submits < rtt * 20,
+        "submit_many {submits:?} vs round trip {rtt:?}"
+    );
+}
+
 /// A store on the test server speaking RESP3 (`?protocol=resp3`).
 async fn resp3_store() -> RedisStore {
     let url = redis_url();

@@ -108,7 +108,7 @@ impl<S: Store> League<S> {
 
     /// [`League::next_tier`], and the outcome of the last period played when it was
     /// read on the way.
-    async fn next_tier_and_last(
+    pub(crate) async fn next_tier_and_last(
         &self,
         player: &str,
         state: Option<&PlayerState>,

@@ -25,10 +25,13 @@ use crate::error::{Error, InputError};
 use crate::season::Season;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::{BracketKeys, Keys, PeriodKeys};
+mod bulk;
 mod join;
 mod time;
 mod view;
 
+pub use bulk::JoinItem;
+pub(crate) use bulk::{PlaceWant, copy_error};
 pub(crate) use join::Welcome;
 pub use join::{JoinOptions, Placement};
 pub use view::{CohortCount, PlayerView, TierCount};

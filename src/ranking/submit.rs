@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use tracing::instrument;
 
 use crate::error::{Error, InputError, StoreError};
+use crate::season::JoinPolicy;
 use crate::season::calendar::Period;
 use crate::store::keys::BracketKeys;
 use crate::store::{Store, Update, UpdateReply, UpdateStatus};
@@ -227,29 +228,98 @@ impl<S: Store> League<S> {
             Err(e) => return items.iter().map(|_| Err(copy_error(&e))).collect(),
         };
         let mut results: Vec<Option<Result<Submission, Error>>> = Vec::with_capacity(items.len());
-        let mut pending = Vec::new();
+        // Placements in stages for the whole batch: the cache; then one pipelined
+        // read of the assignments of the rest; then the players not yet placed, placed
+        // together by the bulk join path (when the season joins on first score).
+        let mut prepared = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let prepared = match self.precheck(&item.player, item.value, &item.options, now) {
-                Ok(p) => self
-                    .placement_for_update(
-                        &item.player,
-                        &p.period,
-                        p.at,
-                        now,
-                        item.options.cohort.as_deref(),
-                    )
-                    .await
-                    .map(|placed| (p, placed)),
-                Err(e) => Err(e),
-            };
-            match prepared {
+            match self.precheck(&item.player, item.value, &item.options, now) {
                 Ok(p) => {
+                    let hit = self.cached(&item.player, p.period.id);
                     results.push(None);
-                    pending.push((i, p));
+                    prepared.push((i, p, hit));
                 }
                 Err(e) => results.push(Some(Err(e))),
             }
         }
+        let mut by_period: std::collections::BTreeMap<u64, Vec<usize>> = Default::default();
+        for (k, (_, p, hit)) in prepared.iter().enumerate() {
+            if hit.is_none() {
+                by_period.entry(p.period.id).or_default().push(k);
+            }
+        }
+        let mut found: Vec<Option<Arc<Placed>>> =
+            prepared.iter().map(|(_, _, h)| h.clone()).collect();
+        let mut to_place = Vec::new();
+        for (period, members) in by_period {
+            let players: Vec<&str> = members
+                .iter()
+                .map(|&k| items[prepared[k].0].player.as_str())
+                .collect();
+            let placements = self
+                .store
+                .placements(&self.period_keys(period), &players)
+                .await;
+            for (&k, placement) in members.iter().zip(placements) {
+                let (i, p, _) = &prepared[k];
+                let item = &items[*i];
+                match placement {
+                    Ok(Some((tier, bracket))) => {
+                        found[k] = Some(self.remember(&item.player, period, &tier, bracket));
+                    }
+                    Ok(None) => match self.season.brackets.join {
+                        JoinPolicy::OnFirstScore => {
+                            // A first score is a join: it must pass the join's time rules
+                            // even when it carries a request id.
+                            match self.check_time(&p.period, p.at, now, false) {
+                                Ok(()) => to_place.push(k),
+                                Err(e) => results[*i] = Some(Err(e)),
+                            }
+                        }
+                        JoinPolicy::Explicit => {
+                            results[*i] = Some(Err(InputError::NotJoined {
+                                player: item.player.clone(),
+                                period,
+                            }
+                            .into()))
+                        }
+                    },
+                    Err(e) => results[*i] = Some(Err(e.into())),
+                }
+            }
+        }
+        let wants: Vec<PlaceWant<'_>> = to_place
+            .iter()
+            .map(|&k| {
+                let (i, p, _) = &prepared[k];
+                PlaceWant {
+                    player: &items[*i].player,
+                    period: p.period,
+                    at: p.at,
+                    cohort: items[*i].options.cohort.as_deref(),
+                }
+            })
+            .collect();
+        let placed = self.place_many(&wants, now).await;
+        drop(wants);
+        let mut welcomes: Vec<Option<Welcome>> = prepared.iter().map(|_| None).collect();
+        for (&k, placed) in to_place.iter().zip(placed) {
+            match placed {
+                Ok((placed, welcome)) => {
+                    found[k] = Some(placed);
+                    welcomes[k] = welcome;
+                }
+                Err(e) => results[prepared[k].0] = Some(Err(e)),
+            }
+        }
+        let pending: Vec<_> = prepared
+            .into_iter()
+            .zip(found)
+            .zip(welcomes)
+            .filter_map(|(((i, p, _), placed), welcome)| {
+                placed.map(|placed| (i, (p, (placed, welcome))))
+            })
+            .collect();
         let batch: Vec<(&BracketKeys, Update<'_>)> = pending
             .iter()
             .map(|(i, (prepared, (placed, _)))| {
@@ -337,13 +407,4 @@ struct Prepared {
     period: Period,
     tick: u64,
     at: DateTime<Utc>,
-}
-
-/// The same error again, for each item of a batch that one failure answered.
-fn copy_error(e: &Error) -> Error {
-    match e {
-        Error::Store(s) => Error::Store(s.clone()),
-        Error::Input(i) => Error::Input(i.clone()),
-        other => Error::Input(InputError::Other(other.to_string())),
-    }
 }

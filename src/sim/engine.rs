@@ -13,7 +13,7 @@ use chrono::Duration;
 
 use crate::clock::ManualClock;
 use crate::error::{Error, InputError};
-use crate::league::League;
+use crate::league::{JoinItem, JoinOptions, League};
 use crate::ranking::{BatchItem, SubmitOptions};
 use crate::rollover::RolloverOptions;
 use crate::rollover::outcome::Tally;
@@ -92,9 +92,19 @@ pub(crate) async fn run<S: Store>(
                 }
             }
             joins.sort_unstable();
-            for (t, i) in joins {
-                let p = league.join(&ids[i], Some(at(t))).await?;
-                placed[i] = tier_index(&p.tier);
+            // In time order, a chunk at a time through the bulk join path (a few
+            // pipelined stages per chunk on Redis, not a few round trips per player).
+            for chunk in joins.chunks(CHUNK) {
+                let items: Vec<JoinItem> = chunk
+                    .iter()
+                    .map(|(t, i)| {
+                        JoinItem::new(ids[*i].clone())
+                            .with_options(JoinOptions::default().at(at(*t)))
+                    })
+                    .collect();
+                for (result, (_, i)) in league.join_many(&items).await.into_iter().zip(chunk) {
+                    placed[*i] = tier_index(&result?.tier);
+                }
             }
         }
         let mut playing = 0u64;

@@ -112,6 +112,90 @@ pub trait LeagueStore: Send + Sync + 'static {
         ttl_secs: u64,
         trim_before: u64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    // The bulk path: each of these is its single counterpart applied to many items,
+    // answered one result per item, in order. A store batches them in as few round
+    // trips as it can (Redis: one pipeline per hash slot group, the groups in
+    // parallel); the defaults run the items one by one, which is what an in-process
+    // store wants anyway.
+
+    /// [`LeagueStore::join`] of many players of one period.
+    fn join_many(
+        &self,
+        period: &PeriodKeys,
+        requests: &[JoinRequest<'_>],
+    ) -> impl Future<Output = Vec<Result<Joined, StoreError>>> + Send {
+        async move {
+            let mut out = Vec::with_capacity(requests.len());
+            for request in requests {
+                out.push(self.join(period, request).await);
+            }
+            out
+        }
+    }
+
+    /// [`LeagueStore::placement`] of many players of one period.
+    fn placements(
+        &self,
+        period: &PeriodKeys,
+        players: &[&str],
+    ) -> impl Future<Output = Vec<Result<Option<(String, u32)>, StoreError>>> + Send {
+        async move {
+            let mut out = Vec::with_capacity(players.len());
+            for player in players {
+                out.push(self.placement(period, player).await);
+            }
+            out
+        }
+    }
+
+    /// [`LeagueStore::enter`] of many players, on any brackets.
+    fn enter_many(
+        &self,
+        entries: &[BoardEntry<'_>],
+    ) -> impl Future<Output = Vec<Result<Entered, StoreError>>> + Send {
+        async move {
+            let mut out = Vec::with_capacity(entries.len());
+            for e in entries {
+                out.push(
+                    self.enter(e.bracket, e.player, e.size, e.profile, e.ttl_secs)
+                        .await,
+                );
+            }
+            out
+        }
+    }
+
+    /// [`LeagueStore::player_snapshot`] of many players.
+    fn player_snapshots(
+        &self,
+        players: &[&PlayerKeys],
+    ) -> impl Future<Output = Vec<Result<PlayerSnapshot, StoreError>>> + Send {
+        async move {
+            let mut out = Vec::with_capacity(players.len());
+            for keys in players {
+                out.push(self.player_snapshot(keys).await);
+            }
+            out
+        }
+    }
+
+    /// [`LeagueStore::record_state`] of many players.
+    fn record_states(
+        &self,
+        writes: &[StateWrite<'_>],
+    ) -> impl Future<Output = Vec<Result<(), StoreError>>> + Send {
+        async move {
+            let mut out = Vec::with_capacity(writes.len());
+            for w in writes {
+                out.push(
+                    self.record_state(w.player_keys, w.state, w.ttl_secs, w.trim_before)
+                        .await,
+                );
+            }
+            out
+        }
+    }
 }
 
 /// Score updates, standings and cached profiles.

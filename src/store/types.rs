@@ -168,6 +168,79 @@ impl<'a> JoinRequest<'a> {
     }
 }
 
+/// One board entry of [`LeagueStore::enter_many`](crate::store::LeagueStore::enter_many):
+/// the arguments of [`LeagueStore::enter`](crate::store::LeagueStore::enter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BoardEntry<'a> {
+    /// The bracket.
+    pub bracket: &'a crate::store::keys::BracketKeys,
+    /// The player.
+    pub player: &'a str,
+    /// Bracket size.
+    pub size: u32,
+    /// The profile to cache: version and JSON.
+    pub profile: Option<(u64, &'a str)>,
+    /// Seconds the board's keys live at least.
+    pub ttl_secs: u64,
+}
+
+impl<'a> BoardEntry<'a> {
+    /// An entry of `player` on `bracket` (of `size`), its keys living `ttl_secs`.
+    pub fn new(
+        bracket: &'a crate::store::keys::BracketKeys,
+        player: &'a str,
+        size: u32,
+        ttl_secs: u64,
+    ) -> Self {
+        BoardEntry {
+            bracket,
+            player,
+            size,
+            profile: None,
+            ttl_secs,
+        }
+    }
+
+    /// With a profile to cache.
+    pub fn profile(mut self, profile: Option<(u64, &'a str)>) -> Self {
+        self.profile = profile;
+        self
+    }
+}
+
+/// One state write of [`LeagueStore::record_states`](crate::store::LeagueStore::record_states):
+/// the arguments of [`LeagueStore::record_state`](crate::store::LeagueStore::record_state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StateWrite<'a> {
+    /// The player's keys.
+    pub player_keys: &'a crate::store::keys::PlayerKeys,
+    /// Their placement.
+    pub state: &'a PlayerState,
+    /// Seconds the player's keys live from now.
+    pub ttl_secs: u64,
+    /// Claimed rewards and claim answers before this period are trimmed.
+    pub trim_before: u64,
+}
+
+impl<'a> StateWrite<'a> {
+    /// A write of `state` for the player of `player_keys`.
+    pub fn new(
+        player_keys: &'a crate::store::keys::PlayerKeys,
+        state: &'a PlayerState,
+        ttl_secs: u64,
+        trim_before: u64,
+    ) -> Self {
+        StateWrite {
+            player_keys,
+            state,
+            ttl_secs,
+            trim_before,
+        }
+    }
+}
+
 /// What [`LeagueStore::enter`](crate::store::LeagueStore::enter) did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

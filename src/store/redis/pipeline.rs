@@ -81,6 +81,77 @@ impl RedisStore {
             .collect()
     }
 
+    /// Plain commands pipelined, for idempotent reads: `add(i, pipe)` adds call `i`'s
+    /// commands (exactly `per_call` of them, all of keys of the hash tag `tags[i]`),
+    /// and each call is answered with its commands' replies, grouped as
+    /// [`RedisStore::pipelined`] groups script calls.
+    pub(super) async fn pipelined_commands(
+        &self,
+        op: &'static str,
+        tags: &[&str],
+        per_call: usize,
+        add: impl Fn(usize, &mut redis::Pipeline),
+    ) -> Vec<Result<Vec<Value>, StoreError>> {
+        let runs: Vec<_> = self
+            .groups(tags)
+            .into_iter()
+            .map(|group| {
+                let mut pipe = redis::pipe();
+                for &i in &group {
+                    add(i, &mut pipe);
+                }
+                async move {
+                    let pipe = &pipe;
+                    let result = self
+                        .run(op, Retry::Idempotent, |mut con| async move {
+                            pipe.query_async::<Vec<Value>>(&mut con).await
+                        })
+                        .await
+                        .map_err(StoreError::from);
+                    (group, result)
+                }
+            })
+            .collect();
+        let mut answers: Vec<Option<Result<Vec<Value>, StoreError>>> =
+            tags.iter().map(|_| None).collect();
+        let mut done = futures::stream::iter(runs).buffer_unordered(GROUPS_IN_FLIGHT);
+        while let Some((group, result)) = done.next().await {
+            match result {
+                Ok(replies) if replies.len() == group.len() * per_call => {
+                    let mut replies = replies.into_iter();
+                    for &i in &group {
+                        answers[i] = Some(Ok(replies.by_ref().take(per_call).collect()));
+                    }
+                }
+                Ok(replies) => {
+                    let e = StoreError::Protocol(format!(
+                        "{op}: a pipeline of {} commands answered {} replies",
+                        group.len() * per_call,
+                        replies.len()
+                    ));
+                    for &i in &group {
+                        answers[i] = Some(Err(e.clone()));
+                    }
+                }
+                Err(e) => {
+                    for &i in &group {
+                        answers[i] = Some(Err(e.clone()));
+                    }
+                }
+            }
+        }
+        answers
+            .into_iter()
+            .map(|a| {
+                a.unwrap_or_else(|| {
+                    Err(StoreError::Protocol(format!(
+                        "{op}: a pipelined read got no reply"
+                    )))
+                })
+            })
+            .collect()
+    }
+
     /// The calls' indices grouped so that each group may be one pipeline: all of them
     /// on one server, by hash tag on a cluster (in order of first appearance, and in
     /// call order inside a group).

@@ -1,0 +1,750 @@
+//! The benchmark of leaguekit on Redis: every figure against raw Redis measured in the
+//! same run on the same server.
+//!
+//! ```text
+//! cargo run --release --example bench                      # starts its own redis-server
+//! cargo run --release --example bench -- --cluster         # its own three-master cluster
+//! cargo run --release --example bench -- redis://127.0.0.1:6379/   # a running server
+//! cargo run --release --example bench -- --players 200000  # a smaller league
+//! ```
+//!
+//! It loads PLAYERS (default 1,000,000) players with a two-field profile into brackets
+//! of 100 through the bulk path (`set_profile` from 50 tasks, then `join_many`), then
+//! measures, with 50 concurrent tasks on one `League<RedisStore>`:
+//! - idempotent submits (a request id each) against the seeds' own update script
+//!   (SET NX EX + ZSCORE + ZADD) by EVALSHA, `redis-benchmark -c 50 -P 16`;
+//! - standings pages of 100 with profiles against `ZREVRANGE key 0 99 WITHSCORES`;
+//! - joins of new players against one script doing HINCRBY + HSET + ZADD;
+//! - the rollover of every player loaded;
+//! - Redis memory per joined player (INFO used_memory over 200,000 players, without
+//!   and with a two-field profile).
+//!
+//! It prints a table, then one last line of `key=value` figures. redis-benchmark
+//! cannot route a script by its keys in cluster mode, so on a cluster the baselines
+//! run one redis-benchmark per master (with the connections split between them), on
+//! keys of a slot that master owns, and add up.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::Duration as Span;
+use futures::StreamExt;
+use leaguekit::{
+    JoinItem, League, ManualClock, RedisOptions, RedisStore, RolloverOptions, Season, SubmitOptions,
+};
+
+const TASKS: usize = 50;
+const PIPELINE: usize = 16;
+const CHUNK: usize = 5_000;
+
+const SEASON: &str = r#"
+name = "bench"
+key_prefix = "PREFIX"
+[schedule]
+timezone = "UTC"
+period = "daily"
+start = "2026-01-05T00:00:00Z"
+[brackets]
+size = 100
+join = "explicit"
+[scoring]
+max_score = 1_000_000
+idempotency_window = "10m"
+[profiles]
+fields = ["name", "avatar"]
+max_bytes = 128
+[[tiers]]
+name = "bronze"
+promote = 20
+demote = 0
+rewards = [{ ranks = "1", grant = "gems:100" }, { ranks = "2-10", grant = "gems:10" }]
+[[tiers]]
+name = "silver"
+promote = 15
+demote = 15
+[[tiers]]
+name = "gold"
+promote = 0
+demote = 20
+"#;
+
+/// The seeds' idempotent update (../shared/seeds 003), with the time tiebreak in the
+/// fraction: SET NX EX on the request id, ZSCORE, ZADD.
+const SEED_UPDATE: &str = r#"
+local res = redis.call('SET', KEYS[1] .. '_' .. ARGV[1], '0', 'EX', '3600', 'NX')
+if res then
+  local current = redis.call('ZSCORE', KEYS[1], ARGV[2])
+  local integer = 0
+  if current then integer = math.floor(tonumber(current)) end
+  local score = integer + tonumber(ARGV[3]) + (2524579200 - tonumber(ARGV[4])) / 10000000000
+  redis.call('ZADD', KEYS[1], score, ARGV[2])
+end
+return 0
+"#;
+
+/// The least a join must do: count the joiner, assign a bracket, enter its board.
+const RAW_JOIN: &str = r#"
+local n = redis.call('HINCRBY', KEYS[1], 'bronze', 1)
+local b = math.floor((n + 99) / 100)
+redis.call('HSET', KEYS[2], ARGV[1], 'bronze:' .. b)
+redis.call('ZADD', KEYS[3] .. b, 0, ARGV[1])
+return b
+"#;
+
+struct Args {
+    url: Option<String>,
+    cluster: bool,
+    players: usize,
+    memory_players: usize,
+}
+
+fn args() -> Result<Args, String> {
+    let mut a = Args {
+        url: None,
+        cluster: false,
+        players: 1_000_000,
+        memory_players: 200_000,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--cluster" => a.cluster = true,
+            "--players" => {
+                a.players = it
+                    .next()
+                    .and_then(|v| v.replace('_', "").parse().ok())
+                    .ok_or("--players takes a number")?
+            }
+            "--memory-players" => {
+                a.memory_players = it
+                    .next()
+                    .and_then(|v| v.replace('_', "").parse().ok())
+                    .ok_or("--memory-players takes a number")?
+            }
+            url if url.contains("://") => a.url = Some(url.to_owned()),
+            other => {
+                return Err(format!(
+                    "unknown argument {other:?}; usage: bench [URL] [--cluster] [--players N] \
+                     [--memory-players N]"
+                ));
+            }
+        }
+    }
+    Ok(a)
+}
+
+/// A redis-server (or three, as a cluster) this program started, stopped on drop.
+struct Servers {
+    children: Vec<Child>,
+    dir: PathBuf,
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn free_port() -> u16 {
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free loopback port");
+        // A cluster node also needs port + 10000 (its bus), below 65536.
+        if port < 55_000 && std::net::TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return port;
+        }
+    }
+}
+
+fn cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .arg("-p")
+        .arg(port.to_string())
+        .args(args)
+        .output()
+        .expect("redis-cli (apt-get install redis-server)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn start(cluster: bool) -> (Servers, String) {
+    let dir = std::env::temp_dir().join(format!("leaguekit-bench-{}", std::process::id()));
+    let mut servers = Servers {
+        children: Vec::new(),
+        dir: dir.clone(),
+    };
+    let mut ports = Vec::new();
+    for i in 0..if cluster { 3 } else { 1 } {
+        let port = free_port();
+        let d = dir.join(format!("n{i}"));
+        std::fs::create_dir_all(&d).expect("temp dir");
+        let mut cmd = Command::new("redis-server");
+        cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&d)
+            .stdout(Stdio::null());
+        if cluster {
+            cmd.args(["--cluster-enabled", "yes"]);
+        }
+        servers.children.push(
+            cmd.spawn()
+                .expect("redis-server (apt-get install redis-server)"),
+        );
+        ports.push(port);
+    }
+    for &p in &ports {
+        let t = Instant::now();
+        while !cli(p, &["ping"]).contains("PONG") {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "redis-server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    if !cluster {
+        return (servers, format!("redis://127.0.0.1:{}/", ports[0]));
+    }
+    let nodes: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let status = Command::new("redis-cli")
+        .args(["--cluster", "create"])
+        .args(&nodes)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .stdout(Stdio::null())
+        .status()
+        .expect("redis-cli --cluster create");
+    assert!(status.success(), "redis-cli --cluster create failed");
+    let t = Instant::now();
+    while !ports
+        .iter()
+        .all(|&p| cli(p, &["cluster", "info"]).contains("cluster_state:ok"))
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the cluster is not ok"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (servers, format!("redis+cluster://{}/", nodes.join(",")))
+}
+
+/// Host, port, user and password of each node of a `redis://` or
+/// `redis+cluster://` URL (a running cluster: its seeds are taken as its masters).
+struct Node {
+    host: String,
+    port: u16,
+    auth: Option<(String, String)>,
+}
+
+fn nodes_of(url: &str) -> Result<(Vec<Node>, bool), String> {
+    let (cluster, rest) = if let Some(r) = url.strip_prefix("redis+cluster://") {
+        (true, r)
+    } else if let Some(r) = url.strip_prefix("redis://") {
+        (false, r)
+    } else {
+        return Err(format!(
+            "the baselines need redis:// or redis+cluster:// (redis-benchmark here has no \
+             TLS client certificate set-up): {url}"
+        ));
+    };
+    let rest = rest.split('/').next().unwrap_or("");
+    let (auth, hosts) = match rest.rsplit_once('@') {
+        Some((a, h)) => {
+            let (u, p) = a.split_once(':').unwrap_or(("default", a));
+            (Some((u.to_owned(), p.to_owned())), h)
+        }
+        None => (None, rest),
+    };
+    let mut out = Vec::new();
+    for h in hosts.split(',') {
+        let (host, port) = h.rsplit_once(':').unwrap_or((h, "6379"));
+        out.push(Node {
+            host: host.to_owned(),
+            port: port.parse().map_err(|_| format!("bad port in {url}"))?,
+            auth: auth.clone(),
+        });
+    }
+    Ok((out, cluster))
+}
+
+/// A hash tag that a node owns, for each node (all of them on one server).
+async fn tags_per_node(
+    client: &mut redis::aio::MultiplexedConnection,
+    nodes: &[Node],
+    cluster: bool,
+) -> Vec<String> {
+    if !cluster {
+        return vec!["raw".to_owned()];
+    }
+    // CLUSTER SLOTS: [[start, end, [host, port, id], ...], ...]
+    let slots: Vec<(i64, i64, (String, i64))> = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query_async::<Vec<redis::Value>>(client)
+        .await
+        .expect("cluster slots")
+        .into_iter()
+        .filter_map(|v| match v {
+            redis::Value::Array(items) if items.len() >= 3 => {
+                let int = |v: &redis::Value| match v {
+                    redis::Value::Int(i) => Some(*i),
+                    _ => None,
+                };
+                let node = match &items[2] {
+                    redis::Value::Array(n) if n.len() >= 2 => match (&n[0], &n[1]) {
+                        (redis::Value::BulkString(h), redis::Value::Int(p)) => {
+                            Some((String::from_utf8_lossy(h).into_owned(), *p))
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                Some((int(&items[0])?, int(&items[1])?, node?))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut tags = Vec::new();
+    for node in nodes {
+        let mut i = 0u32;
+        loop {
+            let tag = format!("raw{i}");
+            let slot: i64 = redis::cmd("CLUSTER")
+                .arg("KEYSLOT")
+                .arg(&tag)
+                .query_async(client)
+                .await
+                .expect("keyslot");
+            if slots
+                .iter()
+                .any(|(a, b, (_, p))| (*a..=*b).contains(&slot) && *p == i64::from(node.port))
+            {
+                tags.push(tag);
+                break;
+            }
+            i += 1;
+        }
+    }
+    tags
+}
+
+/// A redis-benchmark run on each node at once (its share of the connections), on
+/// keys of a slot it owns: the summed requests per second, and p50/p99 latency of
+/// the first node, in microseconds.
+fn redis_benchmark(nodes: &[Node], tags: &[String], n: usize, cmd: &[String]) -> (f64, f64, f64) {
+    let runs: Vec<_> = nodes
+        .iter()
+        .zip(tags)
+        .map(|(node, tag)| {
+            let mut c = Command::new("redis-benchmark");
+            c.args(["-h", &node.host, "-p", &node.port.to_string()])
+                .args(["-c", &TASKS.div_ceil(nodes.len()).to_string()])
+                .args(["-P", &PIPELINE.to_string()])
+                .args(["-n", &(n / nodes.len()).to_string()])
+                .args(["-r", "1000000", "--csv"]);
+            if let Some((user, password)) = &node.auth {
+                c.args(["--user", user, "-a", password]);
+            }
+            c.args(cmd.iter().map(|a| a.replace("TAG", tag)))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("redis-benchmark (apt-get install redis-server)")
+        })
+        .collect();
+    let mut rps = 0.0;
+    let mut lat = (0.0, 0.0);
+    for (i, run) in runs.into_iter().enumerate() {
+        let out = run.wait_with_output().expect("redis-benchmark ran");
+        let text = String::from_utf8_lossy(&out.stdout);
+        // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",
+        // "p95_latency_ms","p99_latency_ms","max_latency_ms"
+        let row = text
+            .lines()
+            .nth(1)
+            .unwrap_or_else(|| panic!("redis-benchmark printed nothing usable: {text}"));
+        let cols: Vec<f64> = row
+            .split("\",\"")
+            .skip(1)
+            .map(|c| c.trim_matches('"').parse().unwrap_or(0.0))
+            .collect();
+        rps += cols.first().copied().unwrap_or(0.0);
+        if i == 0 {
+            lat = (
+                cols.get(3).copied().unwrap_or(0.0) * 1000.0,
+                cols.get(5).copied().unwrap_or(0.0) * 1000.0,
+            );
+        }
+    }
+    (rps, lat.0, lat.1)
+}
+
+async fn used_memory(url: &str) -> u64 {
+    // On a cluster, the sum over the masters.
+    let (nodes, _) = nodes_of(url).unwrap_or_default();
+    let mut total = 0;
+    for node in &nodes {
+        let mut c = Command::new("redis-cli");
+        c.args(["-h", &node.host, "-p", &node.port.to_string()]);
+        if let Some((user, password)) = &node.auth {
+            c.args(["--user", user, "--pass", password, "--no-auth-warning"]);
+        }
+        let out = c.args(["info", "memory"]).output().expect("redis-cli");
+        total += String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("used_memory:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    total
+}
+
+fn season(prefix: &str) -> Season {
+    Season::from_toml(&SEASON.replace("PREFIX", prefix), "bench").expect("bench season")
+}
+
+fn pct(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted.get(i).map_or(0.0, |d| d.as_secs_f64() * 1e6)
+}
+
+/// Runs `op(i)` for i in 0..n from TASKS tasks: operations per second and the sorted
+/// latencies.
+async fn concurrent<F, Fut>(n: usize, op: F) -> (f64, Vec<Duration>)
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let op = Arc::new(op);
+    let next = Arc::new(AtomicUsize::new(0));
+    let t = Instant::now();
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|_| {
+            let op = op.clone();
+            let next = next.clone();
+            tokio::spawn(async move {
+                let mut lat = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        return lat;
+                    }
+                    let s = Instant::now();
+                    op(i).await;
+                    lat.push(s.elapsed());
+                }
+            })
+        })
+        .collect();
+    let mut all = Vec::with_capacity(n);
+    for t in tasks {
+        all.extend(t.await.expect("task"));
+    }
+    let rate = n as f64 / t.elapsed().as_secs_f64();
+    all.sort();
+    (rate, all)
+}
+
+/// Sets a two-field profile for `ids` (from TASKS tasks), then joins them all through
+/// `join_many`: the profiles' rate and the joins' rate.
+async fn load(
+    league: &Arc<League<RedisStore>>,
+    ids: &Arc<Vec<String>>,
+    profiles: bool,
+) -> (f64, f64) {
+    let profile_rate = if profiles {
+        let (l, ids2) = (league.clone(), ids.clone());
+        concurrent(ids.len(), move |i| {
+            let (l, ids) = (l.clone(), ids2.clone());
+            async move {
+                let fields = [
+                    ("name".to_owned(), format!("Player {i}")),
+                    ("avatar".to_owned(), format!("a{}", i % 64)),
+                ];
+                l.set_profile(&ids[i], &fields).await.expect("set_profile");
+            }
+        })
+        .await
+        .0
+    } else {
+        0.0
+    };
+    let t = Instant::now();
+    let chunks: Vec<Vec<JoinItem>> = ids
+        .chunks(CHUNK)
+        .map(|c| c.iter().map(|p| JoinItem::new(p.clone())).collect())
+        .collect();
+    // A few chunks in flight: one pipeline's round trip overlaps the next's work.
+    let mut runs = futures::stream::iter(chunks.iter().map(|items| league.join_many(items)))
+        .buffer_unordered(4);
+    while let Some(results) = runs.next().await {
+        for r in results {
+            r.expect("join_many");
+        }
+    }
+    (profile_rate, ids.len() as f64 / t.elapsed().as_secs_f64())
+}
+
+fn row(what: &str, ours: f64, raw: f64, unit: &str) {
+    println!(
+        "{what:<44} {ours:>12.0} {raw:>12.0} {unit:<9} x{:.2}",
+        if raw > 0.0 { ours / raw } else { 0.0 }
+    );
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let a = args()?;
+    let (_servers, url) = match &a.url {
+        Some(u) => (None, u.clone()),
+        None => {
+            let (s, u) = start(a.cluster);
+            (Some(s), u)
+        }
+    };
+    let (nodes, cluster) = nodes_of(&url)?;
+    let tag = chrono::Utc::now().timestamp_millis() % 1_000_000;
+    let opened = season("x").schedule.start;
+    let clock = ManualClock::new(opened + Span::hours(12));
+    let store = RedisStore::connect(&url, RedisOptions::default()).await?;
+    let league_of = |prefix: String| {
+        Arc::new(League::with_clock(
+            season(&prefix),
+            store.clone(),
+            Arc::new(clock.clone()),
+        ))
+    };
+    let client = if cluster {
+        // Any node answers CLUSTER SLOTS and KEYSLOT.
+        redis::Client::open(format!("redis://{}:{}/", nodes[0].host, nodes[0].port))?
+    } else {
+        redis::Client::open(url.as_str())?
+    };
+    let mut con = client.get_multiplexed_async_connection().await?;
+    let tags = tags_per_node(&mut con, &nodes, cluster).await;
+    println!(
+        "leaguekit bench: {} players in brackets of 100 with profiles, {} tasks, on {}{}",
+        a.players,
+        TASKS,
+        if cluster { "a cluster of " } else { "" },
+        nodes
+            .iter()
+            .map(|n| format!("{}:{}", n.host, n.port))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+
+    // Memory: joined players without a profile, then with a two-field one.
+    let m = a.memory_players;
+    let ids: Arc<Vec<String>> = Arc::new((0..m).map(|i| format!("m{i:07}")).collect());
+    let before = used_memory(&url).await;
+    let (_, bare_rate) = load(&league_of(format!("m0x{tag}")), &ids, false).await;
+    let mid = used_memory(&url).await;
+    load(&league_of(format!("m2x{tag}")), &ids, true).await;
+    let after = used_memory(&url).await;
+    let bytes = mid.saturating_sub(before) as f64 / m as f64;
+    let bytes_profiles = after.saturating_sub(mid) as f64 / m as f64;
+    println!(
+        "memory over {m} joined players: {bytes:.0} B each without a profile, \
+         {bytes_profiles:.0} B with a two-field profile (join_many alone: {bare_rate:.0}/s)"
+    );
+
+    // The league: profiles, then the bulk join.
+    let league = league_of(format!("bx{tag}"));
+    let ids: Arc<Vec<String>> = Arc::new((0..a.players).map(|i| format!("p{i:07}")).collect());
+    let (profile_rate, load_rate) = load(&league, &ids, true).await;
+    println!(
+        "loaded {} players: profiles {profile_rate:.0}/s (set_profile, {TASKS} tasks), \
+         placements {load_rate:.0}/s (join_many, {CHUNK} a call)",
+        a.players
+    );
+    let brackets = a.players.div_ceil(100);
+    let n_ops = 200_000.min(a.players);
+    println!(
+        "{:<44} {:>12} {:>12} {:<9} ratio",
+        "", "leaguekit", "raw Redis", "unit"
+    );
+
+    // Idempotent submits, steady state (placements cached), vs the seeds' script.
+    let (l, ids2) = (league.clone(), ids.clone());
+    let at = opened + Span::hours(11);
+    let (submit_rate, submit_lat) = concurrent(n_ops, move |i| {
+        let (l, ids) = (l.clone(), ids2.clone());
+        async move {
+            let p = &ids[(i * 7919) % ids.len()];
+            l.submit(
+                p,
+                (i % 50) as i64 + 1,
+                SubmitOptions::default().request_id(format!("r{i}")).at(at),
+            )
+            .await
+            .expect("submit");
+        }
+    })
+    .await;
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(SEED_UPDATE)
+        .query_async(&mut con)
+        .await?;
+    let mut loaded = 0;
+    for node in &nodes {
+        // Every node needs the scripts (a cluster node only has what it was sent).
+        let c = redis::Client::open(format!("redis://{}:{}/", node.host, node.port))?;
+        let mut c = c.get_multiplexed_async_connection().await?;
+        let _: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(SEED_UPDATE)
+            .query_async(&mut c)
+            .await?;
+        let _: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(RAW_JOIN)
+            .query_async(&mut c)
+            .await?;
+        loaded += 1;
+    }
+    assert_eq!(loaded, nodes.len());
+    let raw_submit = redis_benchmark(
+        &nodes,
+        &tags,
+        n_ops * 4,
+        &[
+            "EVALSHA",
+            &sha,
+            "1",
+            "{TAG}:b__rand_int__",
+            "rq__rand_int__",
+            "p__rand_int__",
+            "7",
+            "1767225600",
+        ]
+        .map(str::to_owned),
+    );
+    row("idempotent submit", submit_rate, raw_submit.0, "ops/s");
+
+    // Standings pages of 100 with profiles vs ZREVRANGE of a 100-member set.
+    let (l, at_period) = (league.clone(), 1u64);
+    let (read_rate, read_lat) = concurrent(n_ops / 4, move |i| {
+        let l = l.clone();
+        async move {
+            let b = (i * 31) % brackets + 1;
+            l.standings("bronze", b as u32, Some(at_period), 0, 100)
+                .await
+                .expect("standings");
+        }
+    })
+    .await;
+    for (node, tag) in nodes.iter().zip(&tags) {
+        let c = redis::Client::open(format!("redis://{}:{}/", node.host, node.port))?;
+        let mut c = c.get_multiplexed_async_connection().await?;
+        let mut cmd = redis::cmd("ZADD");
+        cmd.arg(format!("{{{tag}}}:page"));
+        for i in 0..100 {
+            cmd.arg(i * 1000 + 7).arg(format!("player-{i:05}"));
+        }
+        let _: i64 = cmd.query_async(&mut c).await?;
+    }
+    let raw_read = redis_benchmark(
+        &nodes,
+        &tags,
+        n_ops,
+        &["ZREVRANGE", "{TAG}:page", "0", "99", "WITHSCORES"].map(str::to_owned),
+    );
+    row(
+        "standings page of 100 with profiles",
+        read_rate,
+        raw_read.0,
+        "pages/s",
+    );
+
+    // Joins of new players, one call each, vs one script doing HINCRBY + HSET + ZADD.
+    let l = league.clone();
+    let (join_rate, _) = concurrent(n_ops / 2, move |i| {
+        let l = l.clone();
+        async move {
+            l.join(&format!("j{i:07}"), None).await.expect("join");
+        }
+    })
+    .await;
+    let raw_join_sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(RAW_JOIN)
+        .query_async(&mut con)
+        .await?;
+    let raw_join = redis_benchmark(
+        &nodes,
+        &tags,
+        n_ops,
+        &[
+            "EVALSHA",
+            &raw_join_sha,
+            "3",
+            "{TAG}:joins",
+            "{TAG}:assign",
+            "{TAG}:board:",
+            "j__rand_int__",
+        ]
+        .map(str::to_owned),
+    );
+    row("join of a new player", join_rate, raw_join.0, "joins/s");
+    row(
+        "placing new players (join_many)",
+        load_rate,
+        raw_join.0,
+        "players/s",
+    );
+
+    // The rollover of everyone loaded (and joined since).
+    clock.set(opened + Span::days(1) + Span::seconds(6));
+    let t = Instant::now();
+    let report = league.rollover(None, RolloverOptions::default()).await?;
+    let rollover_s = t.elapsed().as_secs_f64();
+    let closed = report.closed.first().ok_or("the rollover closed nothing")?;
+    println!(
+        "rollover of {} players in {} brackets: {rollover_s:.2} s",
+        closed.totals.players, closed.brackets
+    );
+
+    println!(
+        "submit latency p50/p99 {:.0}/{:.0} us (raw -P {PIPELINE}: {:.0}/{:.0} us); \
+         standings {:.0}/{:.0} us (raw {:.0}/{:.0} us)",
+        pct(&submit_lat, 0.5),
+        pct(&submit_lat, 0.99),
+        raw_submit.1,
+        raw_submit.2,
+        pct(&read_lat, 0.5),
+        pct(&read_lat, 0.99),
+        raw_read.1,
+        raw_read.2
+    );
+    let dir = Path::new("target").join("bench");
+    let _ = std::fs::create_dir_all(&dir);
+    let last = format!(
+        "submit_ratio={:.2} read_ratio={:.2} join_ratio={:.2} submit_p50_us={:.0} \
+         submit_p99_us={:.0} read_p50_us={:.0} read_p99_us={:.0} load_players_per_s={:.0} \
+         rollover_s={:.2} bytes_per_player={:.0} bytes_per_player_profiles={:.0}",
+        submit_rate / raw_submit.0,
+        read_rate / raw_read.0,
+        join_rate / raw_join.0,
+        pct(&submit_lat, 0.5),
+        pct(&submit_lat, 0.99),
+        pct(&read_lat, 0.5),
+        pct(&read_lat, 0.99),
+        load_rate,
+        rollover_s,
+        bytes,
+        bytes_profiles
+    );
+    let _ = std::fs::write(dir.join("last.txt"), format!("{last}\n"));
+    println!("{last}");
+    Ok(())
+}
