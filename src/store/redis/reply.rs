@@ -54,12 +54,20 @@ pub(super) fn packed_from_score(v: &Value, what: &str) -> Result<u64, StoreError
     let score = match v {
         Value::Double(d) => *d,
         Value::Int(i) => *i as f64,
-        other => {
-            let s = text(other, what)?;
-            s.parse::<f64>()
-                .map_err(|_| protocol(format!("{what} is not a number: {s:?}")))?
-        }
+        other => return packed_from_text(text(other, what)?, what),
     };
+    packed_from_double(score, what)
+}
+
+/// [`packed_from_score`] of a score sent as text.
+pub(super) fn packed_from_text(s: &str, what: &str) -> Result<u64, StoreError> {
+    let score = s
+        .parse::<f64>()
+        .map_err(|_| protocol(format!("{what} is not a number: {s:?}")))?;
+    packed_from_double(score, what)
+}
+
+fn packed_from_double(score: f64, what: &str) -> Result<u64, StoreError> {
     // `-0` and `0` both mean the never-scored value 0.
     let packed = if score == 0.0 { 0.0 } else { -score };
     if !packed.is_finite() || packed.fract() != 0.0 || packed < 0.0 || packed > EXACT_LIMIT as f64 {
@@ -111,37 +119,46 @@ pub(super) fn pairs(v: Value, what: &str) -> Result<Vec<(String, String)>, Store
 
 /// A `{total, first rank, (player, score, profile)*}` reply of standings/around.lua.
 pub(super) fn page(v: Value, what: &str) -> Result<Page, StoreError> {
-    let items = array(v, what)?;
-    if items.len() < 2 || (items.len() - 2) % 3 != 0 {
+    // One string: count, first rank, then (player, score, profile or "") triples,
+    // joined by byte 31 (see standings.lua).
+    let flat = text(&v, what)?;
+    let mut items = flat.split('\x1f');
+    let (Some(total), Some(offset)) = (items.next(), items.next()) else {
         return Err(protocol(format!(
-            "{what}: expected a count, an offset and triples, got {} items",
-            items.len()
+            "{what}: no count and first rank in {flat:?}"
         )));
-    }
-    let total = uint(&items[0], "board size")?;
-    let offset = uint(&items[1], "first rank")?;
-    let entries = items[2..]
-        .chunks_exact(3)
-        .map(|entry| {
-            let player = text(&entry[0], "player id")?.to_owned();
-            let packed = packed_from_score(&entry[1], "board score")?;
-            let profile = if is_nil(&entry[2]) {
+    };
+    let total = decimal(total, "board size")?;
+    let offset = decimal(offset, "first rank")?;
+    let mut entries = Vec::new();
+    loop {
+        let Some(player) = items.next() else { break };
+        let (Some(score), Some(profile)) = (items.next(), items.next()) else {
+            return Err(protocol(format!(
+                "{what}: an entry of {player:?} without a score and a profile"
+            )));
+        };
+        entries.push(RawEntry {
+            player: player.to_owned(),
+            packed: packed_from_text(score, "board score")?,
+            profile: if profile.is_empty() {
                 None
             } else {
-                Some(cached_profile(text(&entry[2], "cached profile")?)?.to_owned())
-            };
-            Ok(RawEntry {
-                player,
-                packed,
-                profile,
-            })
-        })
-        .collect::<Result<Vec<_>, StoreError>>()?;
+                Some(cached_profile(profile)?.to_owned())
+            },
+        });
+    }
     Ok(Page {
         total,
         offset,
         entries,
     })
+}
+
+/// A decimal count.
+fn decimal(s: &str, what: &str) -> Result<u64, StoreError> {
+    s.parse()
+        .map_err(|_| protocol(format!("{what} {s:?} is not a count")))
 }
 
 /// The JSON of a cached profile `"version json"`.

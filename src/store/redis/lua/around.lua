@@ -35,6 +35,7 @@ local profiles = redis.call('HMGET', KEYS[2], unpack(players))
 for i = 1, #players do
   out[#out + 1] = players[i]
   out[#out + 1] = flat[2 * i]
-  out[#out + 1] = profiles[i]
+  out[#out + 1] = profiles[i] or ''
 end
-return out
+-- One string, as standings.lua answers (see there).
+return table.concat(out, '\31')
