@@ -131,8 +131,7 @@ pub(super) fn page(v: Value, what: &str) -> Result<Page, StoreError> {
     let total = decimal(total, "board size")?;
     let offset = decimal(offset, "first rank")?;
     let mut entries = Vec::new();
-    loop {
-        let Some(player) = items.next() else { break };
+    while let Some(player) = items.next() {
         let (Some(score), Some(profile)) = (items.next(), items.next()) else {
             return Err(protocol(format!(
                 "{what}: an entry of {player:?} without a score and a profile"
