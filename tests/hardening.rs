@@ -149,8 +149,11 @@ async fn lost_data_never_overfills_a_bracket_or_hides_one_from_the_rollover() {
     // Only the period's keys are lost (a failover of the node that owns its slot):
     // the surviving boards are full, so a new joiner must land past them.
     let period = league.keys().period(1);
-    let () = redis::cmd("DEL")
-        .arg(&period.assign)
+    let mut del = redis::cmd("DEL");
+    for p in ["a", "b", "c", "d", "e", "f", "g", "h", "i"] {
+        del.arg(period.assign(p));
+    }
+    let () = del
         .arg(&period.joins)
         .query_async(&mut con)
         .await

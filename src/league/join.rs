@@ -218,6 +218,8 @@ impl<S: Store> League<S> {
         if let Some(hit) = self.cached(player, period.id) {
             return Ok((hit, None));
         }
+        // Once per process: data of another key layout is refused, nothing written.
+        self.check_layout().await?;
         let pkeys = self.keys.player(player);
         // State, profile and pending rewards in one round trip (one slot).
         let snapshot = self.store.player_snapshot(&pkeys).await?;
