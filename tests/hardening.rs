@@ -612,6 +612,27 @@ async fn player_keys_expire_after_player_ttl() {
             "{key}: ttl {ttl}, want about {want}"
         );
     }
+    // State and profile are records of the player's bucket: each carries its
+    // deadline (unix seconds by the server's clock), read as absent from then on.
+    let now = chrono::Utc::now().timestamp();
+    for key in [keys.state(), keys.profile()] {
+        let record: String = redis::cmd("HGET")
+            .arg(&key)
+            .arg("p")
+            .query_async(&mut con)
+            .await
+            .expect("record");
+        let deadline: i64 = record
+            .split('|')
+            .next()
+            .and_then(|d| d.parse().ok())
+            .unwrap_or_else(|| panic!("{key}: record {record:?} without a deadline"));
+        assert!(
+            (now + 2 * 86_400 - 60..=now + want).contains(&deadline),
+            "{key}: deadline in {} s, want about {want}",
+            deadline - now
+        );
+    }
 }
 
 /// Drives `players` through `periods` daily periods: everyone scores once, the
