@@ -253,6 +253,19 @@ pub enum StoreError {
         #[source]
         source: redis::RedisError,
     },
+    /// The store holds data of the season written in leaguekit 0.2's key layout (one
+    /// key per player), which this version cannot read. Nothing was written.
+    #[error(
+        "the store holds season {season:?} in leaguekit 0.2's key layout ({found}), which \
+         this version cannot read; finish the season on leaguekit 0.2, or start a new \
+         season under a new `name` or `key_prefix` on this version. Nothing was written"
+    )]
+    OldLayout {
+        /// The season (`key_prefix:name`).
+        season: String,
+        /// What showed the old layout.
+        found: String,
+    },
     /// The store answered something this version of leaguekit does not understand.
     #[error(
         "unexpected reply from the store: {0}; is another version of leaguekit writing under the same key_prefix?"

@@ -1565,3 +1565,104 @@ on_both!(
         );
     }
 );
+
+// record_state: a later period moves the placement to `previous`; the same period
+// replaces tier and bracket and keeps `previous` (a join whose bracket was found full
+// corrects the state); an earlier period changes nothing.
+on_both!(record_state_same_period_replaces, |league, _clock| {
+    use leaguekit::store::{LeagueStore, PlayerState};
+    let store = league.store();
+    let keys = league.keys().player("rs");
+    let state = |p: u64, tier: &str, b: u32| PlayerState::new(p, tier, b);
+    let read = || async { store.player_state(&keys).await.expect("state") };
+    store
+        .record_state(&keys, &state(3, "bronze", 2), 3600, 0)
+        .await
+        .expect("record");
+    let got = read().await.expect("recorded");
+    assert_eq!(
+        (got.period, got.tier.as_str(), got.bracket),
+        (3, "bronze", 2)
+    );
+    assert_eq!(got.previous, None);
+    // The same period, another bracket: replaced, still no previous.
+    store
+        .record_state(&keys, &state(3, "bronze", 7), 3600, 0)
+        .await
+        .expect("record");
+    let got = read().await.expect("recorded");
+    assert_eq!((got.period, got.bracket), (3, 7));
+    assert_eq!(got.previous, None);
+    // A later period: the placement moves to previous.
+    store
+        .record_state(&keys, &state(4, "silver", 1), 3600, 0)
+        .await
+        .expect("record");
+    // The same period again: tier and bracket replaced, previous kept.
+    store
+        .record_state(&keys, &state(4, "gold", 5), 3600, 0)
+        .await
+        .expect("record");
+    let got = read().await.expect("recorded");
+    assert_eq!((got.period, got.tier.as_str(), got.bracket), (4, "gold", 5));
+    assert_eq!(got.previous, Some((3, "bronze".to_owned(), 7)));
+    // An earlier period: ignored.
+    store
+        .record_state(&keys, &state(2, "silver", 9), 3600, 0)
+        .await
+        .expect("record");
+    let again = read().await.expect("recorded");
+    assert_eq!(again, got);
+    // Another player is untouched by all of it.
+    assert_eq!(
+        store
+            .player_state(&league.keys().player("other"))
+            .await
+            .expect("state"),
+        None
+    );
+});
+
+// Many players share one bucket of records: each keeps their own state, profile,
+// rewards and claims.
+on_both!(players_of_one_bucket_stay_apart, |league, clock| {
+    let keys = league.keys();
+    let first = keys.player("mate0").bucket;
+    let mates: Vec<String> = (1..)
+        .map(|i| format!("mate{i}"))
+        .filter(|p| keys.player(p).bucket == first)
+        .take(4)
+        .chain(std::iter::once("mate0".to_owned()))
+        .collect();
+    for (i, p) in mates.iter().enumerate() {
+        league
+            .set_profile(p, &[("name".into(), format!("N{i}"))])
+            .await
+            .expect("profile");
+        submit_at(&league, p, i as i64 + 1, "2026-01-05T11:00:00Z").await;
+    }
+    clock.set(t("2026-01-06T00:00:05Z"));
+    league
+        .rollover(None, leaguekit::RolloverOptions::default())
+        .await
+        .expect("rollover");
+    clock.set(t("2026-01-06T01:00:00Z"));
+    for (i, p) in mates.iter().enumerate() {
+        assert_eq!(
+            league.profile(p).await.expect("profile")["name"],
+            format!("N{i}")
+        );
+        let placed = league.join(p, None).await.expect("join");
+        // The best (the last) is promoted, the others stay in bronze.
+        let want = if i == mates.len() - 1 {
+            "silver"
+        } else {
+            "bronze"
+        };
+        assert_eq!(placed.tier, want, "{p}");
+        let last = placed.last.expect("last period");
+        assert_eq!(last.score, i as u64 + 1, "{p}");
+        let view = league.player(p, None).await.expect("view");
+        assert_eq!(view.tier, want, "{p}");
+    }
+});

@@ -149,8 +149,11 @@ async fn lost_data_never_overfills_a_bracket_or_hides_one_from_the_rollover() {
     // Only the period's keys are lost (a failover of the node that owns its slot):
     // the surviving boards are full, so a new joiner must land past them.
     let period = league.keys().period(1);
-    let () = redis::cmd("DEL")
-        .arg(&period.assign)
+    let mut del = redis::cmd("DEL");
+    for p in ["a", "b", "c", "d", "e", "f", "g", "h", "i"] {
+        del.arg(period.assign(p));
+    }
+    let () = del
         .arg(&period.joins)
         .query_async(&mut con)
         .await
@@ -607,6 +610,27 @@ async fn player_keys_expire_after_player_ttl() {
         assert!(
             (2 * 86_400 - 60..=want).contains(&ttl),
             "{key}: ttl {ttl}, want about {want}"
+        );
+    }
+    // State and profile are records of the player's bucket: each carries its
+    // deadline (unix seconds by the server's clock), read as absent from then on.
+    let now = chrono::Utc::now().timestamp();
+    for key in [keys.state(), keys.profile()] {
+        let record: String = redis::cmd("HGET")
+            .arg(&key)
+            .arg("p")
+            .query_async(&mut con)
+            .await
+            .expect("record");
+        let deadline: i64 = record
+            .split('|')
+            .next()
+            .and_then(|d| d.parse().ok())
+            .unwrap_or_else(|| panic!("{key}: record {record:?} without a deadline"));
+        assert!(
+            (now + 2 * 86_400 - 60..=now + want).contains(&deadline),
+            "{key}: deadline in {} s, want about {want}",
+            deadline - now
         );
     }
 }

@@ -301,19 +301,36 @@ fn keys_of_each_script_share_one_slot() {
         for key in [&bracket.meta, &bracket.profiles, &bracket.request(id, id)] {
             assert_eq!(hash_tag(key), tag, "{key}");
         }
-        // join.lua: assign, joins, meta.
+        // join.lua: the player's assign bucket, joins, meta; finish_period.lua: meta,
+        // joins and every assign bucket.
         let period = keys.period(3);
-        assert_eq!(hash_tag(&period.joins), hash_tag(&period.assign));
-        assert_eq!(hash_tag(&period.meta), hash_tag(&period.assign));
-        // record_state.lua and the profile: one player's keys.
+        assert_eq!(hash_tag(&period.joins), hash_tag(&period.assign(id)));
+        assert_eq!(hash_tag(&period.meta), hash_tag(&period.assign(id)));
+        for bucket in period.assign_buckets() {
+            assert_eq!(hash_tag(&bucket), hash_tag(&period.meta), "{bucket}");
+        }
+        // record_state.lua (state and profile buckets, rewards, claims), snapshot.lua
+        // (state, profile, rewards), set_profile.lua, claim_rewards.lua, grant.lua:
+        // the keys of the player's bucket.
         let player = keys.player(id);
-        assert_eq!(hash_tag(&player.profile()), hash_tag(&player.state()));
+        for key in [player.profile(), player.rewards(), player.claims()] {
+            assert_eq!(hash_tag(&key), hash_tag(&player.state()), "{key}");
+        }
         assert_ne!(
             hash_tag(&player.state()),
             player.state(),
             "no tag in {}",
             player.state()
         );
+        // Two players of one bucket share its keys but never a per-player key.
+        let twin = (0..)
+            .map(|i| format!("twin{i}"))
+            .find(|t| keys.player(t).bucket == player.bucket && t != id)
+            .expect("another player of the bucket");
+        let twin = keys.player(&twin);
+        assert_eq!(twin.state(), player.state());
+        assert_ne!(twin.rewards(), player.rewards());
+        assert_ne!(twin.claims(), player.claims());
     }
 }
 
@@ -823,6 +840,15 @@ async fn bulk_placements_cost_a_few_round_trips_not_a_few_per_player() {
         let p = p.expect("join_many");
         assert_eq!(p.bracket, (i / 100) as u32 + 1);
     }
+    // A single join of a new player: the snapshot, the counter, then the board entry
+    // and the state record together: three round trips.
+    let began = Instant::now();
+    league.join("solo", None).await.expect("join");
+    let solo = began.elapsed();
+    assert!(
+        solo < rtt * 37 / 10,
+        "a join took {solo:?}, over three round trips of {rtt:?}"
+    );
     let items: Vec<BatchItem> = (0..N)
         .map(|i| BatchItem::new(format!("s{i:03}"), 1).with_options(opts_at(at_tick(&s, i as u64))))
         .collect();
@@ -835,8 +861,8 @@ async fn bulk_placements_cost_a_few_round_trips_not_a_few_per_player() {
             .all(|r| r.as_ref().is_ok_and(|s| s.applied))
     );
     eprintln!(
-        "slow link: one round trip {rtt:?}; {N} new players by join_many {joins:?}, by \
-         submit_many {submits:?} (one at a time would take about {:?})",
+        "slow link: one round trip {rtt:?}; one join {solo:?}; {N} new players by join_many \
+         {joins:?}, by submit_many {submits:?} (one at a time would take about {:?})",
         rtt * 4 * N as u32
     );
     // Stages: snapshots, counters, board entries, states (and for submit_many the
@@ -957,7 +983,7 @@ async fn foreign_data_is_a_protocol_error() {
         "{refused:?}"
     );
     let _: redis::Value = redis::cmd("HSET")
-        .arg(&keys.period(1).assign)
+        .arg(keys.period(1).assign("odd"))
         .arg("odd")
         .arg("no-bracket")
         .query_async(&mut con)
@@ -1261,7 +1287,7 @@ async fn record_outcomes_of_ten_thousand_players_and_their_ttls() {
         .finish_period(&period, "{}", week)
         .await
         .expect("finish period");
-    for key in [&period.meta, &period.joins, &period.assign] {
+    for key in [&period.meta, &period.joins, &period.assign("p00000")] {
         let ttl = pttl(&mut con, key).await;
         assert!(
             (week as i64 - 60) * 1000 < ttl && ttl <= week as i64 * 1000,
@@ -1550,22 +1576,66 @@ async fn foreign_rollover_data_is_a_protocol_error() {
     let store = redis_store().await;
     let mut con = raw_connection().await;
     let player = keys.player("p");
-    let _: redis::Value = redis::cmd("HSET")
-        .arg(player.state())
-        .arg("period")
-        .arg("3")
-        .query_async(&mut con)
-        .await
-        .expect("hset");
-    let state = store
-        .record_state(
-            &player,
-            &leaguekit::store::PlayerState::new(4, "gold", 1),
-            3600,
-            0,
-        )
-        .await;
-    assert!(matches!(state, Err(StoreError::Protocol(_))), "{state:?}");
+    // State records of the player's bucket: no deadline; no tier.
+    for bad in ["3", "99999999999|3:1", "99999999999|3:gold:1|x"] {
+        let _: redis::Value = redis::cmd("HSET")
+            .arg(player.state())
+            .arg("p")
+            .arg(bad)
+            .query_async(&mut con)
+            .await
+            .expect("hset");
+        let state = store
+            .record_state(
+                &player,
+                &leaguekit::store::PlayerState::new(4, "gold", 1),
+                3600,
+                0,
+            )
+            .await;
+        assert!(
+            matches!(state, Err(StoreError::Protocol(_))),
+            "{bad}: {state:?}"
+        );
+        let read = store.player_state(&player).await;
+        assert!(
+            matches!(read, Err(StoreError::Protocol(_))),
+            "{bad}: {read:?}"
+        );
+        let stored: String = redis::cmd("HGET")
+            .arg(player.state())
+            .arg("p")
+            .query_async(&mut con)
+            .await
+            .expect("hget");
+        assert_eq!(stored, bad, "a refused record_state wrote");
+    }
+    // Profile records: no version; not JSON; not a map of strings.
+    for bad in [
+        "99999999999|{}",
+        "99999999999|1|not json",
+        "99999999999|1|{\"a\":1}",
+    ] {
+        let _: redis::Value = redis::cmd("HSET")
+            .arg(player.profile())
+            .arg("p")
+            .arg(bad)
+            .query_async(&mut con)
+            .await
+            .expect("hset");
+        let set = store
+            .set_profile(&player, &[("a".into(), "b".into())], &["a".into()], 100, 60)
+            .await;
+        assert!(
+            matches!(set, Err(StoreError::Protocol(_))),
+            "{bad}: {set:?}"
+        );
+        let read = store.profile(&player).await;
+        assert!(
+            matches!(read, Err(StoreError::Protocol(_))),
+            "{bad}: {read:?}"
+        );
+    }
     let _: redis::Value = redis::cmd("HSET")
         .arg(player.claims())
         .arg("bad")
@@ -1575,4 +1645,226 @@ async fn foreign_rollover_data_is_a_protocol_error() {
         .expect("hset");
     let claim = store.claim_rewards(&player, &Claim::new(Some("bad"))).await;
     assert!(matches!(claim, Err(StoreError::Protocol(_))), "{claim:?}");
+}
+
+/// All keys under `prefix`.
+async fn keys_under(con: &mut redis::aio::MultiplexedConnection, prefix: &str) -> Vec<String> {
+    let mut keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}:*"))
+        .query_async(con)
+        .await
+        .expect("keys");
+    keys.sort();
+    keys
+}
+
+/// Data of 0.2.0's key layout (a season record without a layout, or a period's single
+/// assignment hash) is refused with a typed error that says what to do, and nothing is
+/// written; a new season records the layout it writes.
+#[tokio::test]
+async fn data_of_the_old_layout_is_refused_and_nothing_written() {
+    let mut con = raw_connection().await;
+    let at = opts_at(start() + chrono::Duration::hours(1));
+    // A season a 0.2 rollover recorded: closed_through and shape, no layout.
+    let prefix = unique_prefix("oldmeta");
+    let league = pinned(
+        season(&prefix, "increment", "1s", 100, None),
+        redis_store().await,
+    );
+    let meta = league.keys().season().meta;
+    let _: redis::Value = redis::cmd("HSET")
+        .arg(&meta)
+        .arg("closed_through")
+        .arg("1")
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    let before = keys_under(&mut con, &prefix).await;
+    for refused in [
+        league.submit("a", 1, at.clone()).await.map(|_| ()),
+        league.join("a", None).await.map(|_| ()),
+        league
+            .set_profile("a", &[("name".into(), "A".into())])
+            .await
+            .map(|_| ()),
+        league.claim("a", Some("c")).await.map(|_| ()),
+        league
+            .rollover(None, leaguekit::RolloverOptions::default())
+            .await
+            .map(|_| ()),
+    ] {
+        let e = refused.expect_err("old layout refused");
+        assert!(
+            matches!(e, Error::Store(StoreError::OldLayout { .. })),
+            "{e:?}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("finish the season on leaguekit 0.2") && text.contains("key_prefix"),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        keys_under(&mut con, &prefix).await,
+        before,
+        "nothing written"
+    );
+    let fields: HashMap<String, String> = redis::cmd("HGETALL")
+        .arg(&meta)
+        .query_async(&mut con)
+        .await
+        .expect("hgetall");
+    assert_eq!(fields.len(), 1, "{fields:?}");
+
+    // Players placed by 0.2 in the running period: its single assignment hash.
+    let prefix = unique_prefix("oldassign");
+    let league = pinned(
+        season(&prefix, "increment", "1s", 100, None),
+        redis_store().await,
+    );
+    let _: redis::Value = redis::cmd("HSET")
+        .arg(league.keys().period(1).legacy_assign())
+        .arg("a")
+        .arg("bronze:1")
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    let before = keys_under(&mut con, &prefix).await;
+    let e = league
+        .submit("b", 1, at.clone())
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(e, Error::Store(StoreError::OldLayout { .. })),
+        "{e:?}"
+    );
+    assert_eq!(
+        keys_under(&mut con, &prefix).await,
+        before,
+        "nothing written"
+    );
+
+    // A new season records its layout, and a league of another process reads it.
+    let prefix = unique_prefix("newlayout");
+    let league = pinned(
+        season(&prefix, "increment", "1s", 100, None),
+        redis_store().await,
+    );
+    league.submit("a", 1, at.clone()).await.expect("submit");
+    let layout: String = redis::cmd("HGET")
+        .arg(league.keys().season().meta)
+        .arg("season:layout")
+        .query_async(&mut con)
+        .await
+        .expect("layout");
+    assert_eq!(layout, leaguekit::store::keys::LAYOUT);
+    let again = pinned(
+        season(&prefix, "increment", "1s", 100, None),
+        redis_store().await,
+    );
+    again.submit("b", 2, at).await.expect("second process");
+}
+
+/// A player's records carry their deadline (unix seconds by the server's clock): a
+/// record past it reads as absent (the player starts anew, as after a key's expiry),
+/// and the next write to the bucket deletes it.
+#[tokio::test]
+async fn records_past_their_deadline_are_absent_and_pruned() {
+    let keys = Keys::new(&unique_prefix("deadline"), "s");
+    let store = redis_store().await;
+    let mut con = raw_connection().await;
+    let player = keys.player("old");
+    store
+        .record_state(
+            &player,
+            &leaguekit::store::PlayerState::new(3, "gold", 2),
+            3600,
+            0,
+        )
+        .await
+        .expect("state");
+    store
+        .set_profile(&player, &[("a".into(), "b".into())], &["a".into()], 100, 60)
+        .await
+        .expect("profile");
+    // The deadline is now + ttl by the server's clock; the bucket key lives as long.
+    let record: String = redis::cmd("HGET")
+        .arg(player.state())
+        .arg("old")
+        .query_async(&mut con)
+        .await
+        .expect("hget");
+    let (deadline, rest) = record.split_once('|').expect("deadline|placement");
+    assert_eq!(rest, "3:gold:2");
+    let now = Utc::now().timestamp();
+    let deadline: i64 = deadline.parse().expect("deadline");
+    assert!((now + 3590..=now + 3610).contains(&deadline), "{deadline}");
+    assert!(pttl(&mut con, &player.state()).await > 3_590_000);
+    // Past their deadline (set back by hand): absent.
+    for (key, body) in [
+        (player.state(), "3:gold:2"),
+        (player.profile(), "1|{\"a\":\"b\"}"),
+    ] {
+        let _: redis::Value = redis::cmd("HSET")
+            .arg(key)
+            .arg("old")
+            .arg(format!("{}|{body}", now - 1))
+            .query_async(&mut con)
+            .await
+            .expect("hset");
+    }
+    assert_eq!(store.player_state(&player).await.expect("state"), None);
+    assert_eq!(store.profile(&player).await.expect("profile"), (vec![], 0));
+    // A new placement starts anew (no previous), and the stale profile goes with it.
+    store
+        .record_state(
+            &player,
+            &leaguekit::store::PlayerState::new(5, "bronze", 1),
+            3600,
+            0,
+        )
+        .await
+        .expect("state");
+    let state = store
+        .player_state(&player)
+        .await
+        .expect("state")
+        .expect("placed");
+    assert_eq!((state.period, state.previous), (5, None));
+    let profile: Option<String> = redis::cmd("HGET")
+        .arg(player.profile())
+        .arg("old")
+        .query_async(&mut con)
+        .await
+        .expect("hget");
+    assert_eq!(profile, None);
+    // Another player's write to the bucket prunes a stale record it samples (a bucket
+    // this small is sampled whole).
+    let mate = (0..)
+        .map(|i| format!("m{i}"))
+        .find(|m| keys.player(m).bucket == player.bucket)
+        .expect("a mate");
+    let _: redis::Value = redis::cmd("HSET")
+        .arg(player.state())
+        .arg("old")
+        .arg(format!("{}|5:bronze:1", now - 1))
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    store
+        .record_state(
+            &keys.player(&mate),
+            &leaguekit::store::PlayerState::new(5, "bronze", 1),
+            3600,
+            0,
+        )
+        .await
+        .expect("state");
+    let stale: Option<String> = redis::cmd("HGET")
+        .arg(player.state())
+        .arg("old")
+        .query_async(&mut con)
+        .await
+        .expect("hget");
+    assert_eq!(stale, None, "pruned");
 }

@@ -4,7 +4,7 @@
 //!
 //! The stages are those of a single join ([`League::join_with`]): the players'
 //! snapshots (state, profile, rewards), their tiers, the period's counter (join.lua),
-//! their board entries and their state records. Each stage is idempotent, so a batch
+//! then their board entries and state records together. Each stage is idempotent, so a batch
 //! interrupted between stages is completed by any later join or score of its players,
 //! exactly as a single join is. A player whose bracket is found full (possible only
 //! after the store lost data) is placed again by the single path.
@@ -79,7 +79,7 @@ struct Going {
 
 impl<S: Store> League<S> {
     /// Places many players, as [`League::join_with`] places one, in a few pipelined
-    /// stages for the whole batch: on Redis about five round trips for a batch of any
+    /// stages for the whole batch: on Redis about four round trips for a batch of any
     /// size on one server (per slot group, concurrently, on a cluster) instead of a
     /// few per player. One result per item, in order; a refused item (bad input, a
     /// closed period) does not stop the others. A player listed twice gets the same
@@ -170,6 +170,16 @@ impl<S: Store> League<S> {
             } else {
                 going.push(w);
             }
+        }
+
+        // Once per process: data of another key layout is refused, nothing written.
+        if !going.is_empty()
+            && let Err(e) = self.check_layout().await
+        {
+            for &w in &going {
+                results[w] = Some(Err(copy_error(&e)));
+            }
+            going.clear();
         }
 
         // Stage 1: state, profile and pending rewards of every player.
@@ -305,20 +315,10 @@ impl<S: Store> League<S> {
                 .profile(g.profile.as_ref().map(|(v, json)| (*v, json.as_str())))
             })
             .collect();
-        let entered = self.store.enter_many(&entries).await;
-        drop(entries);
-        let mut on_board = Vec::with_capacity(ready.len());
-        for (g, entered) in ready.into_iter().zip(entered) {
-            let want = &wants[g.want];
-            match entered {
-                Ok(Entered::Ok) => on_board.push(g),
-                Ok(_) => later.push(g.want),
-                Err(e) => results[g.want] = Some(Err(self.join_error(e, &want.period, want.at))),
-            }
-        }
-
-        // Stage 5: the players' state records.
-        let states: Vec<PlayerState> = on_board
+        // Stage 5, with stage 4 (one round trip for both): the players' state records.
+        // A bracket found full leaves its player to the single path, whose state
+        // record (of the same period) replaces this one.
+        let states: Vec<PlayerState> = ready
             .iter()
             .map(|g| {
                 let j = g
@@ -328,7 +328,7 @@ impl<S: Store> League<S> {
                 PlayerState::new(wants[g.want].period.id, j.0.to_owned(), j.1)
             })
             .collect();
-        let writes: Vec<StateWrite<'_>> = on_board
+        let writes: Vec<StateWrite<'_>> = ready
             .iter()
             .zip(&states)
             .map(|(g, state)| {
@@ -343,9 +343,25 @@ impl<S: Store> League<S> {
                 )
             })
             .collect();
-        let recorded = self.store.record_states(&writes).await;
+        let (entered, recorded) = futures::join!(
+            self.store.enter_many(&entries),
+            self.store.record_states(&writes)
+        );
+        drop(entries);
         drop(writes);
-        for ((g, state), recorded) in on_board.into_iter().zip(states).zip(recorded) {
+        let mut on_board = Vec::with_capacity(ready.len());
+        for (((g, entered), recorded), state) in
+            ready.into_iter().zip(entered).zip(recorded).zip(states)
+        {
+            let want = &wants[g.want];
+            match entered {
+                Ok(Entered::Ok) => on_board.push(((g, state), recorded)),
+                Ok(_) => later.push(g.want),
+                Err(e) => results[g.want] = Some(Err(self.join_error(e, &want.period, want.at))),
+            }
+        }
+
+        for ((g, state), recorded) in on_board {
             let want = &wants[g.want];
             if let Err(e) = recorded {
                 results[g.want] = Some(Err(e.into()));

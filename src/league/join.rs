@@ -218,6 +218,8 @@ impl<S: Store> League<S> {
         if let Some(hit) = self.cached(player, period.id) {
             return Ok((hit, None));
         }
+        // Once per process: data of another key layout is refused, nothing written.
+        self.check_layout().await?;
         let pkeys = self.keys.player(player);
         // State, profile and pending rewards in one round trip (one slot).
         let snapshot = self.store.player_snapshot(&pkeys).await?;
@@ -251,18 +253,33 @@ impl<S: Store> League<S> {
                 .await
                 .map_err(|e| self.join_error(e, period, at))?;
             let placed = self.placed(period.id, &joined.tier, joined.bracket);
-            let entered = self
-                .store
-                .enter(
+            // The board entry (the bracket's slot) and the state record (the player's)
+            // go together: one round trip for both. A bracket found full (lost data)
+            // is left for the next pass, whose state record, of the same period,
+            // replaces this one. Both steps are idempotent, so a join interrupted
+            // between them is completed by the next join or score of the player.
+            let state = PlayerState::new(period.id, joined.tier.clone(), joined.bracket);
+            let (entered, recorded) = futures::join!(
+                self.store.enter(
                     &placed.keys,
                     player,
                     size,
                     profile.as_ref().map(|(v, json)| (*v, json.as_str())),
                     ttl,
-                )
-                .await
-                .map_err(|e| self.join_error(e, period, at))?;
-            match entered {
+                ),
+                self.store.record_state(
+                    &pkeys,
+                    &state,
+                    self.player_ttl_secs(period, now),
+                    // Rewards of periods closed longer ago than the retention can never
+                    // be granted again: their claimed entries (and old claim answers)
+                    // go.
+                    period
+                        .id
+                        .saturating_sub(u64::from(self.season.retention.periods) + 1),
+                ),
+            );
+            match entered.map_err(|e| self.join_error(e, period, at))? {
                 Entered::Ok => {}
                 _ => {
                     tracing::warn!(
@@ -276,22 +293,8 @@ impl<S: Store> League<S> {
                     continue;
                 }
             }
+            recorded?;
             crate::metrics::joined(&joined);
-            // Entering the board and recording state are idempotent, so a join that
-            // was interrupted between its steps is completed by the next join or score.
-            self.store
-                .record_state(
-                    &pkeys,
-                    &PlayerState::new(period.id, joined.tier.clone(), joined.bracket),
-                    self.player_ttl_secs(period, now),
-                    // Rewards of periods closed longer ago than the retention can never
-                    // be granted again: their claimed entries (and old claim answers)
-                    // go.
-                    period
-                        .id
-                        .saturating_sub(u64::from(self.season.retention.periods) + 1),
-                )
-                .await?;
             let placed = self.remember(player, period.id, &joined.tier, joined.bracket);
             if !fresh {
                 return Ok((placed, None));

@@ -44,6 +44,7 @@ impl<S: Store> League<S> {
         if least > max {
             return Err(InputError::ProfileTooLarge { bytes: least, max }.into());
         }
+        self.check_layout().await?;
         let now = self.now().await?;
         let period = self.period_at(Some(now)).ok();
         let ttl = match &period {

@@ -24,6 +24,7 @@ use crate::error::{ConfigError, Error};
 use crate::league::League;
 use crate::season::calendar::PeriodId;
 use crate::store::Store;
+use crate::store::keys::LAYOUT;
 
 /// What an edited season file would change in the live league
 /// ([`League::compare_with_live`]).
@@ -90,6 +91,78 @@ impl<S: Store> League<S> {
                 _ => None,
             })
             .collect()
+    }
+
+    /// Checks, once per process, that the store's data of this season is in the key
+    /// layout this version writes ([`crate::store::keys::LAYOUT`]), and records the
+    /// layout in the season's meta the first time. Data of 0.2.0's layout (a season
+    /// record without a layout, or its per-period assignment hash) is refused with
+    /// [`crate::StoreError::OldLayout`], and nothing is written. Every operation that
+    /// writes a player's records or closes periods runs it first.
+    pub(crate) async fn check_layout(&self) -> Result<(), Error> {
+        #[derive(Default)]
+        struct Checked(tokio::sync::OnceCell<()>);
+        let checked = self.extension::<Checked>("layout");
+        checked
+            .0
+            .get_or_try_init(|| async {
+                let keys = self.keys().season();
+                let store = self.store();
+                let season = format!("{}:{}", self.season().key_prefix, self.season().name);
+                let old = |found: String| -> Error {
+                    crate::StoreError::OldLayout {
+                        season: season.clone(),
+                        found,
+                    }
+                    .into()
+                };
+                match store.season_field(&keys, "layout").await? {
+                    Some(v) if v == LAYOUT => return Ok(()),
+                    Some(v) => {
+                        return Err(crate::StoreError::Protocol(format!(
+                            "the season's meta records key layout {v:?} and this version \
+                             writes layout {LAYOUT:?}: run the leaguekit version that wrote it"
+                        ))
+                        .into());
+                    }
+                    None => {}
+                }
+                if store.closed_through(&keys).await? > 0 {
+                    return Err(old(
+                        "the season's meta has closed periods and no layout".into()
+                    ));
+                }
+                for field in ["shape", "ladder"] {
+                    if store.season_field(&keys, field).await?.is_some() {
+                        return Err(old(format!(
+                            "the season's meta has a {field} and no layout"
+                        )));
+                    }
+                }
+                // 0.2.0 kept each period's placements in one `assign` hash: look for it
+                // in the running period and the ones whose data is still kept.
+                let running = self
+                    .season()
+                    .calendar
+                    .period_at(self.clock().now())
+                    .map_or(1, |p| p.id);
+                let back = u64::from(self.season().retention.periods).min(8) + 1;
+                let legacy: Vec<String> = (running.saturating_sub(back).max(1)..=running)
+                    .map(|p| self.keys().period(p).legacy_assign())
+                    .collect();
+                if store.any_exists(&legacy).await? {
+                    return Err(old(format!(
+                        "a period's placements are one hash ({})",
+                        legacy.join(" or ")
+                    )));
+                }
+                store
+                    .set_season_field(&keys, "layout", LAYOUT, true)
+                    .await?;
+                Ok(())
+            })
+            .await?;
+        Ok(())
     }
 
     /// Checks the file's shape against the recorded one, and records it the first

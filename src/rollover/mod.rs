@@ -211,8 +211,12 @@ impl<S: Store> League<S> {
             empty: 0,
             closed_through: 0,
         };
-        // A file whose shape differs from the one the league runs with is refused
-        // before anything is written (see `edits.rs`); the first run records it.
+        // Data of another key layout, or a file whose shape differs from the one the
+        // league runs with, is refused before anything is written (see `edits.rs`);
+        // the first run records them.
+        if !options.dry_run {
+            self.check_layout().await?;
+        }
         self.check_shape(!options.dry_run).await?;
         if !options.dry_run {
             report.unblocked = self.retry_blocked().await?;

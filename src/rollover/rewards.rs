@@ -36,6 +36,7 @@ impl<S: Store> League<S> {
         if let Some(id) = request_id {
             crate::league::validate_request_id(id)?;
         }
+        self.check_layout().await?;
         let now = self.now().await?;
         let current = self.period_at(Some(now)).map(|p| p.id).unwrap_or(0);
         let claim = Claim::new(request_id)

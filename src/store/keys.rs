@@ -6,14 +6,52 @@
 //!
 //! | group | tag | keys |
 //! |---|---|---|
-//! | season | `{season}` | `meta` (hash: rollover progress), `blocked` (hash: grants that failed) |
-//! | period | `{season/pN}` | `joins` (hash tier → players joined), `assign` (hash player → `tier:bracket`), `meta` |
+//! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed) |
+//! | period | `{season/pN}` | `joins` (hash tier → players joined), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` |
 //! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash), `out` (hash: outcomes), `lease`, `rq:<player>:<id>` (idempotency) |
-//! | player | `{season/u/<player>}` | `profile` (hash), `state` (hash), `rewards` (hash), `claims` (hash) |
+//! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash) |
+//!
+//! **Buckets** (key layout [`LAYOUT`]). A player's small records live many players to
+//! a key, so that each key stays a compact listpack: a player belongs to player bucket
+//! `u = fnv1a32(id) % PLAYER_BUCKETS` ([`bucket_of`], FNV-1a 32-bit over the id's
+//! UTF-8 bytes, unescaped), which is their hash tag, so all of a player's keys share
+//! one slot; their placement in period N sits in assign bucket
+//! `a = fnv1a32(id) % ASSIGN_BUCKETS` inside the period's slot, so `join.lua` still
+//! runs on one slot. Both counts are 16,384: at a million players a bucket holds 61
+//! records on average and, by the tail of the distribution, fewer than 100 in every
+//! bucket, below Redis's default `hash-max-listpack-entries` of 128. Far beyond a
+//! million players, buckets pass 128 entries and Redis turns them into hashtables:
+//! still correct, only bigger per record. The counts and the hash are part of the
+//! layout (recorded as `layout` in the season's meta) and never change for a season.
 //!
 //! Player and request ids are escaped (`%XX` for `%`, `{`, `}`, `:`, `/`, space and
 //! non-printable bytes) before they enter a key, so no id can move a key to another
-//! slot or collide with another player's key.
+//! slot or collide with another player's key. Inside a bucket hash the raw id is the
+//! field.
+
+/// The key layout this version writes, recorded as the `layout` field of the season's
+/// meta. 0.2.0 wrote one key per player and recorded none; this version refuses its
+/// data ([`crate::StoreError::OldLayout`]).
+pub const LAYOUT: &str = "2";
+
+/// Player buckets per season: a player's state, profile, rewards and claims live in
+/// bucket [`bucket_of`]`(id) % PLAYER_BUCKETS`. Part of [`LAYOUT`].
+pub const PLAYER_BUCKETS: u32 = 16_384;
+
+/// Assign buckets per period: a player's placement in a period lives in the period's
+/// bucket [`bucket_of`]`(id) % ASSIGN_BUCKETS`. Part of [`LAYOUT`].
+pub const ASSIGN_BUCKETS: u32 = 16_384;
+
+/// FNV-1a, 32-bit, of the id's UTF-8 bytes: the stable hash that picks a player's
+/// buckets (never Rust's randomized hasher, so every process and version agrees).
+pub fn bucket_of(id: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in id.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
 
 /// Escapes an id for use inside a key. Injective: `%` itself is escaped.
 pub fn escape(id: &str) -> String {
@@ -79,7 +117,6 @@ impl Keys {
         let base = format!("{}:{{{}/p{}}}", self.prefix, self.season, period);
         PeriodKeys {
             joins: format!("{base}:joins"),
-            assign: format!("{base}:assign"),
             meta: format!("{base}:meta"),
             base,
         }
@@ -101,11 +138,25 @@ impl Keys {
         }
     }
 
-    /// Keys of one player.
+    /// Keys of one player: those of their bucket, and the player's id in it.
     pub fn player(&self, player: &str) -> PlayerKeys {
+        let bucket = bucket_of(player) % PLAYER_BUCKETS;
         PlayerKeys {
-            base: format!("{}:{{{}/u/{}}}", self.prefix, self.season, escape(player)),
+            base: format!("{}:{{{}/ub/{}}}", self.prefix, self.season, bucket),
+            player: player.to_owned(),
+            bucket,
         }
+    }
+
+    /// The player's keys as 0.2.0 named them (`{season/u/<player>}:state` and so on):
+    /// only to recognise data of that layout.
+    pub fn legacy_player(&self, player: &str) -> String {
+        format!(
+            "{}:{{{}/u/{}}}:state",
+            self.prefix,
+            self.season,
+            escape(player)
+        )
     }
 }
 
@@ -129,10 +180,31 @@ pub struct PeriodKeys {
     pub base: String,
     /// Hash: tier name → players joined so far (the bracket counter).
     pub joins: String,
-    /// Hash: player id → `tier:bracket`.
-    pub assign: String,
     /// Hash: period-level markers (closing, closed).
     pub meta: String,
+}
+
+impl PeriodKeys {
+    /// Hash: player id → `tier:bracket`, for the players of assign bucket
+    /// [`bucket_of`]`(player) % ASSIGN_BUCKETS`.
+    pub fn assign(&self, player: &str) -> String {
+        self.assign_bucket(bucket_of(player) % ASSIGN_BUCKETS)
+    }
+
+    /// Assign bucket `n` (below [`ASSIGN_BUCKETS`]).
+    pub fn assign_bucket(&self, n: u32) -> String {
+        format!("{}:assign:{n}", self.base)
+    }
+
+    /// Every assign bucket of the period, in order.
+    pub fn assign_buckets(&self) -> impl Iterator<Item = String> + '_ {
+        (0..ASSIGN_BUCKETS).map(|n| self.assign_bucket(n))
+    }
+
+    /// The single assignment hash of 0.2.0's layout: only to recognise its data.
+    pub fn legacy_assign(&self) -> String {
+        format!("{}:assign", self.base)
+    }
 }
 
 /// The keys of one bracket (one hash slot).
@@ -161,34 +233,49 @@ impl BracketKeys {
     }
 }
 
-/// The keys of one player (one hash slot). Built on every join, so only the common
-/// part is stored; the keys themselves are made when a Redis command needs them.
+/// The keys of one player: those of the player's bucket (one hash slot), and the
+/// player's id, which is their field in the bucket's hashes. Built on every join, so
+/// only the common part is stored; the keys themselves are made when a Redis command
+/// needs them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct PlayerKeys {
-    /// The common part, hash tag included.
+    /// The bucket's common part, hash tag included.
     pub base: String,
+    /// The player's id (unescaped: a field of the bucket's hashes).
+    pub player: String,
+    /// The player's bucket, below [`PLAYER_BUCKETS`].
+    pub bucket: u32,
 }
 
 impl PlayerKeys {
-    /// Hash: profile field → value.
+    /// Hash: player id → profile record `deadline|version|json` of the bucket's players
+    /// (see `set_profile.lua`).
     pub fn profile(&self) -> String {
         format!("{}:profile", self.base)
     }
 
-    /// Hash: the player's league state (last placement, tier).
+    /// Hash: player id → state record `deadline|period:tier:bracket[|previous]` of the
+    /// bucket's players (see `record_state.lua`).
     pub fn state(&self) -> String {
         format!("{}:state", self.base)
     }
 
-    /// Hash: `period/tier/bracket` → `p|grant` (pending) or `c|grant` (claimed).
+    /// Hash: `period/tier/bracket` → `p|grant` (pending) or `c|grant` (claimed); the
+    /// player's own key (few players have rewards), in the bucket's slot.
     pub fn rewards(&self) -> String {
-        format!("{}:rewards", self.base)
+        format!("{}:rewards:{}", self.base, escape(&self.player))
     }
 
-    /// Hash: claim request id → the grants that claim returned (JSON).
+    /// Hash: claim request id → the grants that claim returned (JSON); the player's
+    /// own key, in the bucket's slot.
     pub fn claims(&self) -> String {
-        format!("{}:claims", self.base)
+        format!("{}:claims:{}", self.base, escape(&self.player))
+    }
+
+    /// A name unique to the player in the season (for stores that keep players apart).
+    pub fn id(&self) -> String {
+        format!("{}:u:{}", self.base, escape(&self.player))
     }
 }
 
@@ -213,12 +300,42 @@ mod tests {
         for id in ["a}b", "{x}", "a:b", "a b", "%7D", "}", "u/1", "é{"] {
             let p = k.player(id);
             assert_eq!(hash_tag(&p.profile()), hash_tag(&p.state()));
-            assert!(hash_tag(&p.profile()).ends_with(&escape(id)));
+            assert_eq!(hash_tag(&p.rewards()), hash_tag(&p.state()));
+            assert_eq!(hash_tag(&p.claims()), hash_tag(&p.state()));
+            assert!(p.rewards().ends_with(&escape(id)));
             assert!(!escape(id).contains(['{', '}', ':', ' ', '/']));
+            let period = k.period(3);
+            assert_eq!(hash_tag(&period.assign(id)), hash_tag(&period.joins));
             let b = k.bracket(1, "gold", 2);
             assert_eq!(hash_tag(&b.request(id, id)), hash_tag(&b.board));
         }
         assert_ne!(escape("%7D"), escape("}"));
+    }
+
+    #[test]
+    fn buckets_are_fnv1a_and_stable() {
+        // FNV-1a 32-bit test vectors.
+        assert_eq!(bucket_of(""), 0x811c_9dc5);
+        assert_eq!(bucket_of("a"), 0xe40c_292c);
+        assert_eq!(bucket_of("foobar"), 0xbf9c_f968);
+        let k = Keys::new("lk", "s");
+        assert_eq!(k.player("a").bucket, 0xe40c_292c % PLAYER_BUCKETS);
+        assert_eq!(k.player("a").base, "lk:{s/ub/10540}");
+        assert_eq!(k.period(2).assign("a"), "lk:{s/p2}:assign:10540");
+        assert_eq!(
+            k.period(2).assign_buckets().count(),
+            ASSIGN_BUCKETS as usize
+        );
+    }
+
+    #[test]
+    fn buckets_stay_listpack_sized_at_a_million_players() {
+        let mut counts = vec![0u32; PLAYER_BUCKETS as usize];
+        for i in 0..1_000_000 {
+            counts[(bucket_of(&format!("player-{i}")) % PLAYER_BUCKETS) as usize] += 1;
+        }
+        let most = counts.iter().copied().max().unwrap_or(0);
+        assert!(most < 128, "a bucket holds {most} of a million players");
     }
 
     #[test]

@@ -98,8 +98,10 @@ pub trait LeagueStore: Send + Sync + 'static {
 
     /// Records the player's latest placement. A state for an earlier period than the
     /// stored one is ignored; one for a later period moves the stored placement to
-    /// `previous` (the `previous` field of the argument is ignored). So concurrent or
-    /// repeated writes converge. Every key of the player then expires in `ttl_secs`.
+    /// `previous`; one for the same period replaces the stored tier and bracket and
+    /// keeps `previous` (a join whose bracket was found full corrects the state). The
+    /// `previous` field of the argument is ignored. So concurrent or repeated writes
+    /// converge. Every record of the player then expires in `ttl_secs`.
     ///
     /// In the same step, trims what can no longer matter: claimed rewards earned
     /// before period `trim_before` (the rollover never grants them again) and claim
@@ -311,6 +313,14 @@ pub trait RolloverStore: Send + Sync + 'static {
         value: &str,
         keep: bool,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Whether any of `keys` exists: keys that only an older key layout wrote (see
+    /// [`keys::LAYOUT`]), so a league can refuse data it cannot read. The default, for a
+    /// store that never had another layout (the embedded one), is `false`.
+    fn any_exists(&self, keys: &[String]) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        let _ = keys;
+        async { Ok(false) }
+    }
 
     /// Starts closing a period: marks it `closing` (joins are refused from now on) and
     /// returns its summary if it is already closed, and its join counters. Refused with

@@ -177,6 +177,12 @@ impl LeagueStore for MemoryStore {
                 new.previous = Some((old.period, old.tier.clone(), old.bracket));
                 p.state = Some(new);
             }
+            // The same period: the placement is corrected, the previous one stays.
+            Some(old) if old.period == state.period => {
+                let mut new = PlayerState::new(state.period, &state.tier, state.bracket);
+                new.previous = old.previous.clone();
+                p.state = Some(new);
+            }
             Some(_) => {}
         }
         // Every placement starts the player's expiry anew (Redis: EXPIRE on each key).

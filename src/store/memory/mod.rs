@@ -172,19 +172,15 @@ impl MemoryStore {
     /// The player's data, created on first use (or anew once expired, as Redis would
     /// have deleted it); the key is cloned only then.
     fn player<'a>(data: &'a mut Data, keys: &PlayerKeys, now: i64) -> &'a mut PlayerData {
-        match data.players.get(&keys.base) {
-            Some(p) if !p.expired(now) => {}
-            Some(_) => {
-                data.players.remove(&keys.base);
-                data.players
-                    .insert(keys.base.clone(), PlayerData::default());
-            }
-            None => {
-                data.players
-                    .insert(keys.base.clone(), PlayerData::default());
-            }
+        let id = keys.id();
+        let fresh = match data.players.get(&id) {
+            Some(p) => p.expired(now),
+            None => true,
+        };
+        if fresh {
+            data.players.insert(id.clone(), PlayerData::default());
         }
-        match data.players.get_mut(&keys.base) {
+        match data.players.get_mut(&id) {
             Some(p) => p,
             None => unreachable!("inserted above"),
         }
@@ -192,7 +188,7 @@ impl MemoryStore {
 
     /// The player's data if it exists and has not expired.
     fn live_player<'a>(data: &'a Data, keys: &PlayerKeys, now: i64) -> Option<&'a PlayerData> {
-        data.players.get(&keys.base).filter(|p| !p.expired(now))
+        data.players.get(&keys.id()).filter(|p| !p.expired(now))
     }
 
     fn data(&self) -> MutexGuard<'_, Data> {

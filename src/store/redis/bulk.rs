@@ -26,7 +26,7 @@ impl RedisStore {
             .iter()
             .map(|r| join_invocation(period, r))
             .collect();
-        let tags = vec![hash_tag(&period.assign); calls.len()];
+        let tags = vec![hash_tag(&period.base); calls.len()];
         // Joins are idempotent: a resent join answers the first placement.
         self.pipelined("join_many", &SCRIPTS.join, &calls, &tags, |_| {
             Retry::Idempotent
@@ -45,7 +45,7 @@ impl RedisStore {
         if players.is_empty() {
             return Vec::new();
         }
-        let tags = vec![hash_tag(&period.assign); players.len()];
+        let tags = vec![hash_tag(&period.base); players.len()];
         self.pipelined_commands("placements", &tags, 1, |i, pipe| {
             pipe.add_command(placement_command(period, players[i]));
         })
@@ -55,7 +55,7 @@ impl RedisStore {
             let reply = replies?
                 .pop()
                 .ok_or_else(|| StoreError::Protocol("placements: a read got no reply".into()))?;
-            parse_placement(reply)
+            parse_assignment(reply)
         })
         .collect()
     }
@@ -85,13 +85,15 @@ impl RedisStore {
         if players.is_empty() {
             return Vec::new();
         }
+        let calls: Vec<ScriptInvocation<'_>> =
+            players.iter().map(|k| snapshot_invocation(k)).collect();
         let tags: Vec<&str> = players.iter().map(|k| hash_tag(&k.base)).collect();
-        self.pipelined_commands("player_snapshots", &tags, 3, |i, pipe| {
-            add_snapshot_reads(pipe, players[i]);
+        self.pipelined("player_snapshots", &SCRIPTS.snapshot, &calls, &tags, |_| {
+            Retry::Idempotent
         })
         .await
         .into_iter()
-        .map(|replies| parse_snapshot(replies?))
+        .map(|reply| reply.and_then(|r| parse_snapshot(r?)))
         .collect()
     }
 

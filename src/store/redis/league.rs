@@ -44,7 +44,7 @@ impl LeagueStore for RedisStore {
     ) -> Result<Option<(String, u32)>, StoreError> {
         let cmd = placement_command(period, player);
         let reply = self.command("placement", Retry::Idempotent, &cmd).await?;
-        parse_placement(reply)
+        parse_assignment(reply)
     }
 
     async fn enter(
@@ -95,30 +95,23 @@ impl LeagueStore for RedisStore {
         &self,
         player_keys: &PlayerKeys,
     ) -> Result<Option<PlayerState>, StoreError> {
-        let reply = self
-            .command(
-                "player_state",
-                Retry::Idempotent,
-                &state_command(player_keys),
-            )
-            .await?;
-        parse_state(reply)
+        Ok(self.player_snapshot(player_keys).await?.state)
     }
 
     async fn player_snapshot(
         &self,
         player_keys: &PlayerKeys,
     ) -> Result<PlayerSnapshot, StoreError> {
-        // Three reads of one slot: one pipeline, one round trip, on a cluster too.
-        let mut pipe = ::redis::pipe();
-        add_snapshot_reads(&mut pipe, player_keys);
-        let pipe = &pipe;
-        let replies = self
-            .run("player_snapshot", Retry::Idempotent, |mut con| async move {
-                pipe.query_async::<Vec<Value>>(&mut con).await
-            })
+        // Three reads of one slot in one script (which drops records past their
+        // deadline by the server's clock): one round trip, on a cluster too.
+        let reply = self
+            .invoke(
+                "player_snapshot",
+                Retry::Idempotent,
+                &snapshot_invocation(player_keys),
+            )
             .await?;
-        parse_snapshot(replies)
+        parse_snapshot(reply)
     }
 
     async fn record_state(
@@ -128,6 +121,7 @@ impl LeagueStore for RedisStore {
         ttl_secs: u64,
         trim_before: u64,
     ) -> Result<(), StoreError> {
+        check_state_tier(state)?;
         let inv = record_state_invocation(&StateWrite {
             player_keys,
             state,
@@ -178,7 +172,7 @@ pub(super) fn join_invocation(
     // Keys in the order join.lua declares them.
     let time = &request.time;
     let mut inv = SCRIPTS.join.prepare_invoke();
-    inv.key(&period.assign)
+    inv.key(period.assign(request.player))
         .key(&period.joins)
         .key(&period.meta)
         .arg(request.player)
@@ -244,12 +238,12 @@ pub(super) fn parse_join(reply: Value) -> Result<Joined, StoreError> {
 /// The HGET of a player's assignment.
 pub(super) fn placement_command(period: &PeriodKeys, player: &str) -> ::redis::Cmd {
     let mut cmd = ::redis::cmd("HGET");
-    cmd.arg(&period.assign).arg(player);
+    cmd.arg(period.assign(player)).arg(player);
     cmd
 }
 
 /// An assignment, `tier:bracket`, or nil.
-pub(super) fn parse_placement(reply: Value) -> Result<Option<(String, u32)>, StoreError> {
+pub(super) fn parse_assignment(reply: Value) -> Result<Option<(String, u32)>, StoreError> {
     if is_nil(&reply) {
         return Ok(None);
     }
@@ -289,25 +283,6 @@ pub(super) fn parse_enter(reply: Value) -> Result<Entered, StoreError> {
     }
 }
 
-/// The three reads of a player snapshot (one slot), in `parse_snapshot`'s order.
-pub(super) fn add_snapshot_reads(pipe: &mut ::redis::Pipeline, player_keys: &PlayerKeys) {
-    pipe.add_command(state_command(player_keys));
-    pipe.cmd("HGETALL").arg(player_keys.profile());
-    pipe.cmd("HGETALL").arg(player_keys.rewards());
-}
-
-/// The replies of `add_snapshot_reads`.
-pub(super) fn parse_snapshot(replies: Vec<Value>) -> Result<PlayerSnapshot, StoreError> {
-    let [state, profile, rewards]: [Value; 3] = replies.try_into().map_err(|r: Vec<Value>| {
-        protocol(format!("player snapshot: {} replies to 3 reads", r.len()))
-    })?;
-    Ok(PlayerSnapshot {
-        state: parse_state(state)?,
-        profile: super::ranking::parse_profile(profile)?,
-        rewards: super::rollover::parse_rewards(rewards)?,
-    })
-}
-
 /// The call of record_state.lua for one write.
 pub(super) fn record_state_invocation(w: &StateWrite<'_>) -> ScriptInvocation<'static> {
     let mut inv = SCRIPTS.record_state.prepare_invoke();
@@ -315,12 +290,24 @@ pub(super) fn record_state_invocation(w: &StateWrite<'_>) -> ScriptInvocation<'s
         .key(w.player_keys.profile())
         .key(w.player_keys.rewards())
         .key(w.player_keys.claims())
+        .arg(&w.player_keys.player)
         .arg(w.state.period)
         .arg(&w.state.tier)
         .arg(w.state.bracket)
         .arg(w.ttl_secs.clamp(1, MAX_WINDOW_SECS))
         .arg(w.trim_before);
     inv
+}
+
+/// A tier name holds no '|', which separates a state record's placements.
+pub(super) fn check_state_tier(state: &PlayerState) -> Result<(), StoreError> {
+    if state.tier.contains('|') {
+        return Err(protocol(format!(
+            "record_state: tier {:?} contains '|', which tier names never do",
+            state.tier
+        )));
+    }
+    Ok(())
 }
 
 /// record_state.lua's reply.
@@ -338,41 +325,96 @@ pub(super) fn parse_record_state(reply: Value) -> Result<(), StoreError> {
     }
 }
 
-/// The state fields of a player, in `parse_state`'s order.
-fn state_command(player_keys: &PlayerKeys) -> ::redis::Cmd {
-    let mut cmd = ::redis::cmd("HMGET");
-    cmd.arg(player_keys.state())
-        .arg("period")
-        .arg("tier")
-        .arg("bracket")
-        .arg("prev_period")
-        .arg("prev_tier")
-        .arg("prev_bracket");
-    cmd
+/// `snapshot.lua` for the player.
+pub(super) fn snapshot_invocation(player_keys: &PlayerKeys) -> ::redis::ScriptInvocation<'static> {
+    let mut inv = SCRIPTS.snapshot.prepare_invoke();
+    inv.key(player_keys.state())
+        .key(player_keys.profile())
+        .key(player_keys.rewards())
+        .arg(&player_keys.player);
+    inv
 }
 
-/// A player's state from `state_command`'s reply.
-fn parse_state(reply: Value) -> Result<Option<PlayerState>, StoreError> {
-    let placement = |p: &Value, t: &Value, b: &Value| -> Result<(u64, String, u32), StoreError> {
-        Ok((
-            uint(p, "state period")?,
-            text(t, "state tier")?.to_owned(),
-            bracket_number(text(b, "state bracket")?, "state bracket")?,
+/// The snapshot from `snapshot.lua`'s reply.
+pub(super) fn parse_snapshot(reply: Value) -> Result<PlayerSnapshot, StoreError> {
+    let items = array(reply, "player snapshot")?;
+    let (state, profile) = match items.as_slice() {
+        [status, what] if text(status, "snapshot")? == "malformed" => {
+            return Err(protocol(format!(
+                "player records hold data leaguekit did not write: {}",
+                text(what, "detail")?
+            )));
+        }
+        [state, profile, ..] => (
+            text(state, "state record")?,
+            text(profile, "profile record")?,
+        ),
+        other => {
+            return Err(protocol(format!(
+                "player snapshot: {} items, expected at least 2",
+                other.len()
+            )));
+        }
+    };
+    let rewards = Value::Array(items.get(2..).unwrap_or_default().to_vec());
+    Ok(PlayerSnapshot {
+        state: parse_state(state)?,
+        profile: parse_profile(profile)?,
+        rewards: super::rollover::parse_rewards(rewards)?,
+    })
+}
+
+/// A placement `period:tier:bracket` of a state record.
+fn parse_placement(placed: &str) -> Result<(u64, String, u32), StoreError> {
+    let bad = || {
+        protocol(format!(
+            "state placement {placed:?} is not period:tier:bracket"
         ))
     };
-    match array(reply, "player state")?.as_slice() {
-        [period, ..] if is_nil(period) => Ok(None),
-        [period, tier, bracket, pp, pt, pb] => {
-            let (period, tier, bracket) = placement(period, tier, bracket)?;
-            let mut state = PlayerState::new(period, tier, bracket);
-            if !is_nil(pp) {
-                state.previous = Some(placement(pp, pt, pb)?);
-            }
-            Ok(Some(state))
-        }
-        other => Err(protocol(format!(
-            "player state: expected 6 fields, got {}",
-            other.len()
-        ))),
+    let (period, rest) = placed.split_once(':').ok_or_else(bad)?;
+    let (tier, bracket) = rest.rsplit_once(':').ok_or_else(bad)?;
+    let period = period.parse::<u64>().map_err(|_| bad())?;
+    if tier.is_empty() {
+        return Err(bad());
     }
+    Ok((
+        period,
+        tier.to_owned(),
+        bracket_number(bracket, "state bracket")?,
+    ))
+}
+
+/// A player's state from its record without the deadline: `period:tier:bracket`, then
+/// `|period:tier:bracket` of the previous placement if any; "" for none.
+pub(super) fn parse_state(record: &str) -> Result<Option<PlayerState>, StoreError> {
+    if record.is_empty() {
+        return Ok(None);
+    }
+    let mut parts = record.split('|');
+    let current = parse_placement(parts.next().unwrap_or(""))?;
+    let previous = parts.next().map(parse_placement).transpose()?;
+    if parts.next().is_some() {
+        return Err(protocol(format!(
+            "state record {record:?} has more than two placements"
+        )));
+    }
+    let mut state = PlayerState::new(current.0, current.1, current.2);
+    state.previous = previous;
+    Ok(Some(state))
+}
+
+/// A profile's fields (sorted) and version from its record without the deadline:
+/// `version|json`; "" for none.
+pub(super) fn parse_profile(record: &str) -> Result<(Vec<(String, String)>, u64), StoreError> {
+    if record.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let bad = |why: &str| protocol(format!("profile record {record:?}: {why}"));
+    let (version, json) = record
+        .split_once('|')
+        .ok_or_else(|| bad("not version|json"))?;
+    let version = version.parse::<u64>().map_err(|_| bad("bad version"))?;
+    let fields: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(json).map_err(|e| bad(&format!("not a JSON map of strings ({e})")))?;
+    Ok((fields.into_iter().collect(), version))
 }

@@ -275,6 +275,7 @@ impl RankingStore for RedisStore {
     ) -> Result<ProfileWrite, StoreError> {
         let mut inv = SCRIPTS.set_profile.prepare_invoke();
         inv.key(player_keys.profile())
+            .arg(&player_keys.player)
             .arg(max_bytes)
             .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS))
             .arg(order.len());
@@ -302,6 +303,10 @@ impl RankingStore for RedisStore {
                     bytes: usize::try_from(uint(bytes, "profile size")?).unwrap_or(usize::MAX),
                 })
             }
+            [status, what] if text(status, "status")? == "malformed" => Err(protocol(format!(
+                "set_profile found data it did not write: {}",
+                text(what, "detail")?
+            ))),
             other => Err(protocol(format!("set_profile: {other:?}"))),
         }
     }
@@ -330,28 +335,8 @@ impl RankingStore for RedisStore {
         &self,
         player_keys: &PlayerKeys,
     ) -> Result<(Vec<(String, String)>, u64), StoreError> {
-        let mut cmd = ::redis::cmd("HGETALL");
-        cmd.arg(player_keys.profile());
-        let reply = self.command("profile", Retry::Idempotent, &cmd).await?;
-        parse_profile(reply)
+        Ok(self.player_snapshot(player_keys).await?.profile)
     }
-}
-
-/// A profile's fields (sorted) and version from its hash (`#v` is the version).
-pub(super) fn parse_profile(reply: Value) -> Result<(Vec<(String, String)>, u64), StoreError> {
-    let mut version = 0;
-    let mut fields = Vec::new();
-    for (k, v) in pairs(reply, "profile")? {
-        if k == "#v" {
-            version = v
-                .parse()
-                .map_err(|_| protocol(format!("profile version {v:?}")))?;
-        } else {
-            fields.push((k, v));
-        }
-    }
-    fields.sort();
-    Ok((fields, version))
 }
 
 /// `standings.lua` for entries `offset..offset+limit` of the bracket.

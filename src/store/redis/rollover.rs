@@ -151,6 +151,18 @@ impl RolloverStore for RedisStore {
         text(&reply, "saved top").map(|s| Some(s.to_owned()))
     }
 
+    async fn any_exists(&self, keys: &[String]) -> Result<bool, StoreError> {
+        // One EXISTS per key: on a cluster the keys live in different slots.
+        let found = futures::future::try_join_all(keys.iter().map(|key| async move {
+            let mut cmd = ::redis::cmd("EXISTS");
+            cmd.arg(key);
+            let reply = self.command("exists", Retry::Idempotent, &cmd).await?;
+            uint(&reply, "EXISTS reply")
+        }))
+        .await?;
+        Ok(found.iter().any(|n| *n > 0))
+    }
+
     async fn finish_period(
         &self,
         period: &PeriodKeys,
@@ -158,11 +170,13 @@ impl RolloverStore for RedisStore {
         ttl_secs: u64,
     ) -> Result<(), StoreError> {
         let mut inv = SCRIPTS.finish_period.prepare_invoke();
-        inv.key(&period.meta)
-            .key(&period.joins)
-            .key(&period.assign)
-            .arg(summary)
-            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        inv.key(&period.meta).key(&period.joins);
+        // Every assign bucket (16,384 keys of the period's slot, most of them small):
+        // one call per closed period.
+        for bucket in period.assign_buckets() {
+            inv.key(bucket);
+        }
+        inv.arg(summary).arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
         self.invoke("finish_period", Retry::Idempotent, &inv)
             .await?;
         Ok(())

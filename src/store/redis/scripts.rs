@@ -24,6 +24,7 @@ pub(super) struct Scripts {
     pub(super) finish_bracket: Script,
     pub(super) claim_rewards: Script,
     pub(super) set_profile: Script,
+    pub(super) snapshot: Script,
     pub(super) grant: Script,
 }
 
@@ -45,6 +46,7 @@ pub(super) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     finish_bracket: Script::new(include_str!("lua/finish_bracket.lua")),
     claim_rewards: Script::new(include_str!("lua/claim_rewards.lua")),
     set_profile: Script::new(include_str!("lua/set_profile.lua")),
+    snapshot: Script::new(include_str!("lua/snapshot.lua")),
     grant: Script::new(include_str!("lua/grant.lua")),
 });
 
@@ -73,6 +75,7 @@ mod tests {
             ("finish_bracket", include_str!("lua/finish_bracket.lua")),
             ("claim_rewards", include_str!("lua/claim_rewards.lua")),
             ("set_profile", include_str!("lua/set_profile.lua")),
+            ("snapshot", include_str!("lua/snapshot.lua")),
             ("grant", include_str!("lua/grant.lua")),
         ];
         // The list above must name every script the store runs.

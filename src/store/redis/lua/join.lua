@@ -5,7 +5,8 @@
 -- brackets, the per-(period, tier) counter never counts a player twice, and no join
 -- lands in a period the league clock has not opened or has closed.
 --
--- KEYS[1]  period assign hash: player -> "tier:bracket"
+-- KEYS[1]  the player's assign bucket of the period (hash: player -> "tier:bracket";
+--          one of 16,384 in the period's slot, see src/store/keys.rs)
 -- KEYS[2]  period joins hash:  tier -> players joined so far (the bracket counter)
 -- KEYS[3]  period meta hash:   field "closing" refuses new joins
 -- ARGV[1]  player id
@@ -18,7 +19,7 @@
 --          server lost data under running game servers): assign the player anew,
 --          past it, in the tier they were placed in
 -- ARGV[10] seconds the period's keys live at least (a period the rollover never
---          reaches still expires)
+--          reaches still expires; finish_period.lua sets the closed period's TTL)
 --
 -- Reply (all strings): {"new" | "existing", tier, bracket} | {"closed"}
 --                      | {"future", ms ahead, now} | {"not_yet", ms to wait}

@@ -6,14 +6,21 @@
 -- `"` and `\` escaped, \b \f \n \r \t by name, other bytes below 0x20 as \u00xx, and
 -- everything else (DEL and UTF-8 included) as it is.
 --
--- KEYS[1]  player profile (hash: field -> value; "#v" -> version)
--- ARGV[1]  max_bytes
--- ARGV[2]  seconds the profile lives at least
--- ARGV[3]  n: how many field names follow (the season's fields, sorted)
--- ARGV[4..3+n]  field names
--- ARGV[4+n..]   field, value, field, value, ... to set
+-- The profile is one record of the player's bucket: "deadline|version|json", where
+-- json holds the season's fields in the given order and then any other stored field
+-- (of a field the season has since dropped), sorted. The deadline (unix seconds by
+-- this server's clock) is raised to now + ttl, never lowered; a record past its
+-- deadline counts as absent (see record_state.lua).
 --
--- Reply: {"ok", version, json} | {"too_large", bytes}
+-- KEYS[1]  profile bucket (hash: player -> "deadline|version|json")
+-- ARGV[1]  player id
+-- ARGV[2]  max_bytes
+-- ARGV[3]  seconds the profile lives at least
+-- ARGV[4]  n: how many field names follow (the season's fields, sorted)
+-- ARGV[5..4+n]  field names
+-- ARGV[5+n..]   field, value, field, value, ... to set
+--
+-- Reply: {"ok", version, json} | {"too_large", bytes} | {"malformed", what}
 
 local names = {
   ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f',
@@ -25,32 +32,79 @@ local function esc(s)
   end))
 end
 
-local n = tonumber(ARGV[3])
-local new = {}
-for i = 4 + n, #ARGV, 2 do
-  new[ARGV[i]] = ARGV[i + 1]
+local t = redis.call('TIME')
+local now = tonumber(t[1])
+local ttl = tonumber(ARGV[3])
+local player = ARGV[1]
+
+local stored = {}
+local version = 0
+local deadline = now + ttl
+local record = redis.call('HGET', KEYS[1], player)
+if record then
+  local d, v, json = string.match(record, '^(%d+)|(%d+)|(.*)$')
+  local ok, decoded = false, nil
+  if d then
+    ok, decoded = pcall(cjson.decode, json)
+  end
+  if not ok or type(decoded) ~= 'table' then
+    return {'malformed', 'profile of ' .. player .. ' in ' .. KEYS[1] .. ': ' .. record}
+  end
+  if tonumber(d) > now then
+    for k, value in pairs(decoded) do
+      if type(k) ~= 'string' or type(value) ~= 'string' then
+        return {'malformed', 'profile of ' .. player .. ' in ' .. KEYS[1] .. ': ' .. record}
+      end
+      stored[k] = value
+    end
+    version = tonumber(v)
+    if tonumber(d) > deadline then
+      deadline = tonumber(d)
+    end
+  end
+end
+
+local n = tonumber(ARGV[4])
+for i = 5 + n, #ARGV, 2 do
+  stored[ARGV[i]] = ARGV[i + 1]
 end
 local parts = {}
-for i = 4, 3 + n do
+local listed = {}
+for i = 5, 4 + n do
   local name = ARGV[i]
-  local value = new[name]
-  if value == nil then
-    value = redis.call('HGET', KEYS[1], name)
-  end
+  listed[name] = true
+  local value = stored[name]
   if value then
     parts[#parts + 1] = '"' .. esc(name) .. '":"' .. esc(value) .. '"'
   end
 end
 local json = '{' .. table.concat(parts, ',') .. '}'
-if #json > tonumber(ARGV[1]) then
+if #json > tonumber(ARGV[2]) then
   return {'too_large', string.format('%d', #json)}
 end
-for i = 4 + n, #ARGV, 2 do
-  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+local others = {}
+for name in pairs(stored) do
+  if not listed[name] then
+    others[#others + 1] = name
+  end
 end
-local version = redis.call('HINCRBY', KEYS[1], '#v', 1)
-local ttl = tonumber(ARGV[2])
-if redis.call('TTL', KEYS[1]) < ttl then
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
+table.sort(others)
+for _, name in ipairs(others) do
+  parts[#parts + 1] = '"' .. esc(name) .. '":"' .. esc(stored[name]) .. '"'
+end
+version = version + 1
+redis.call('HSET', KEYS[1], player, string.format('%d|%d|{%s}', deadline, version,
+  table.concat(parts, ',')))
+
+-- Bounded pruning: up to 16 records of the bucket, sampled, go if past their deadline.
+local sample = redis.call('HRANDFIELD', KEYS[1], 16, 'WITHVALUES')
+for j = 1, #sample, 2 do
+  local d = tonumber(string.match(sample[j + 1], '^(%d+)|'))
+  if d and d <= now then
+    redis.call('HDEL', KEYS[1], sample[j])
+  end
+end
+if redis.call('TTL', KEYS[1]) < deadline - now then
+  redis.call('EXPIRE', KEYS[1], string.format('%d', deadline - now))
 end
 return {'ok', string.format('%d', version), json}
