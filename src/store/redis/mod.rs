@@ -50,7 +50,7 @@ use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redis::aio::ConnectionManager;
 use redis::{ErrorKind, RedisError, RedisResult, ScriptInvocation, ServerErrorKind, Value};
@@ -134,6 +134,14 @@ impl RedisStore {
 
     /// Runs `attempt` on a connection, retrying as `retry` allows, with exponential
     /// backoff between attempts.
+    ///
+    /// `command_attempts` bounds the attempts, except while a Redis Cluster slot is
+    /// being moved (MOVED, ASK, TRYAGAIN, which prove the command did not run): a
+    /// multi-key script in a slot that is half moved gets TRYAGAIN until the move
+    /// ends, and a pipeline keeps meeting ASK, so such a command is tried again, the
+    /// wait capped at [`MIGRATION_WAIT`], until `cluster_response_timeout` has passed
+    /// since the first attempt. Without that, a resharding of a few hundred
+    /// milliseconds failed updates that were safe to retry (tests/cluster_faults.rs).
     async fn run<T, F, Fut>(&self, op: &'static str, retry: Retry, mut attempt: F) -> RedisResult<T>
     where
         F: FnMut(RedisConnection) -> Fut,
@@ -145,14 +153,25 @@ impl RedisStore {
             Retry::Idempotent => &self.connection,
             Retry::NotExecuted => &self.at_most_once,
         };
+        let began = Instant::now();
         let mut n = 1;
         loop {
             match attempt(connection.clone()).await {
                 Ok(value) => return Ok(value),
-                Err(err) if n < attempts && retryable(&err, retry) => {
+                Err(err)
+                    if retryable(&err, retry)
+                        && (n < attempts
+                            || (slot_moving(&err)
+                                && began.elapsed() < self.options.cluster_response_timeout)) =>
+                {
                     tracing::warn!(op, attempt = n, error = %err, "redis command failed; retrying");
                     crate::metrics::store_retry(op);
-                    tokio::time::sleep(delay).await;
+                    let wait = if slot_moving(&err) {
+                        delay.min(MIGRATION_WAIT)
+                    } else {
+                        delay
+                    };
+                    tokio::time::sleep(wait).await;
                     delay = delay.saturating_mul(2);
                     n += 1;
                 }
@@ -203,6 +222,20 @@ impl RedisStore {
             })
             .await?)
     }
+}
+
+/// The longest wait between attempts while a slot is being moved.
+const MIGRATION_WAIT: Duration = Duration::from_millis(200);
+
+/// Whether `err` says the command met a slot that is moving or just moved (MOVED,
+/// ASK, TRYAGAIN): the command did not run, and will once the move is over.
+fn slot_moving(err: &RedisError) -> bool {
+    matches!(
+        err.kind(),
+        ErrorKind::Server(
+            ServerErrorKind::TryAgain | ServerErrorKind::Moved | ServerErrorKind::Ask
+        )
+    )
 }
 
 /// Whether `err` allows another attempt under `retry`.
@@ -346,6 +379,22 @@ mod tests {
             write_error("update", refused),
             StoreError::Redis(_)
         ));
+    }
+
+    /// Only the answers of a slot being moved are retried past `command_attempts`.
+    #[test]
+    fn slot_moves_are_waited_out() {
+        for kind in [
+            ServerErrorKind::Moved,
+            ServerErrorKind::Ask,
+            ServerErrorKind::TryAgain,
+        ] {
+            let err: RedisError = (ErrorKind::Server(kind), "m").into();
+            assert!(slot_moving(&err), "{kind:?}");
+        }
+        let down: RedisError = (ErrorKind::Server(ServerErrorKind::ClusterDown), "d").into();
+        let io: RedisError = std::io::Error::new(std::io::ErrorKind::TimedOut, "t").into();
+        assert!(!slot_moving(&down) && !slot_moving(&io));
     }
 
     #[test]
