@@ -48,8 +48,8 @@ use reply::{protocol, text, uint};
 use std::collections::hash_map::RandomState;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redis::aio::ConnectionManager;
@@ -57,7 +57,7 @@ use redis::{ErrorKind, RedisError, RedisResult, ScriptInvocation, ServerErrorKin
 
 use crate::error::{StoreError, TimeRefusal};
 use crate::store::Now;
-use connection::RedisConnection;
+use connection::{RedisConnection, Renewing};
 
 /// Longest idempotency window sent to Redis (100 years, in seconds). Redis refuses an
 /// expiry whose milliseconds overflow; any longer window means "forever" in practice.
@@ -92,6 +92,10 @@ enum Retry {
 pub struct RedisStore {
     connection: RedisConnection,
     at_most_once: RedisConnection,
+    /// On a cluster, the current `(connection, at_most_once)`: each is opened anew
+    /// if it stops answering altogether (see [`connection::Renewing`]), and `run`
+    /// takes them from here.
+    renewing: Option<(Arc<Renewing>, Arc<Renewing>)>,
     options: RedisOptions,
 }
 
@@ -112,6 +116,7 @@ impl RedisStore {
         Ok(RedisStore {
             connection: opened.connection,
             at_most_once: opened.at_most_once,
+            renewing: opened.renewing,
             options,
         })
     }
@@ -123,6 +128,7 @@ impl RedisStore {
         RedisStore {
             at_most_once: connection.clone(),
             connection,
+            renewing: None,
             options,
         }
     }
@@ -149,14 +155,22 @@ impl RedisStore {
     {
         let attempts = self.options.command_attempts.max(1);
         let mut delay = self.options.retry_delay;
-        let connection = match retry {
-            Retry::Idempotent => &self.connection,
-            Retry::NotExecuted => &self.at_most_once,
+        let (connection, renewing) = match retry {
+            Retry::Idempotent => (&self.connection, self.renewing.as_ref().map(|r| &r.0)),
+            Retry::NotExecuted => (&self.at_most_once, self.renewing.as_ref().map(|r| &r.1)),
         };
         let began = Instant::now();
         let mut n = 1;
         loop {
-            match attempt(connection.clone()).await {
+            let (con, sent) = match renewing {
+                Some(r) => r.connection(),
+                None => (connection.clone(), 0),
+            };
+            let result = attempt(con).await;
+            if let Some(r) = renewing {
+                r.finished(&result, sent);
+            }
+            match result {
                 Ok(value) => return Ok(value),
                 Err(err)
                     if retryable(&err, retry)
