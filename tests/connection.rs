@@ -18,7 +18,9 @@ use leaguekit::store::keys::Keys;
 use leaguekit::store::redis::connection::ConnectError;
 use leaguekit::{League, ManualClock, RedisOptions, RedisStore, Season, StoreError};
 
-use common::cluster::{Cluster, cluster_ports, cluster_url};
+use common::cluster::{
+    Cluster, admin as node, cluster_ports, cluster_url, move_slot, slot_owner as owner_of,
+};
 use common::tls::{TestCerts, TlsServer, tls_target};
 use common::{command, unique_prefix};
 
@@ -615,99 +617,6 @@ async fn unix_socket_urls_still_work() {
     let _ = std::fs::remove_file(&socket);
 }
 
-/// A synchronous admin connection to one node of a plain test cluster.
-fn node(port: u16) -> redis::Connection {
-    redis::Client::open(format!("redis://127.0.0.1:{port}/"))
-        .and_then(|c| c.get_connection())
-        .unwrap_or_else(|e| panic!("admin connection to {port}: {e}"))
-}
-
-/// The id of the node on `port` and the ids and ports of the masters, by slot owner.
-fn owner_of(port: u16, slot: u16) -> (String, u16) {
-    let nodes: String = redis::cmd("CLUSTER")
-        .arg("NODES")
-        .query(&mut node(port))
-        .expect("cluster nodes");
-    for line in nodes.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.len() < 9 || !fields[2].contains("master") {
-            continue;
-        }
-        let owns = fields[8..].iter().any(|range| {
-            let (lo, hi) = range.split_once('-').unwrap_or((range, range));
-            matches!((lo.parse::<u16>(), hi.parse::<u16>()), (Ok(lo), Ok(hi)) if lo <= slot && slot <= hi)
-        });
-        if owns {
-            let addr = fields[1].split('@').next().expect("addr");
-            let owner_port = addr
-                .rsplit(':')
-                .next()
-                .expect("port")
-                .parse()
-                .expect("port");
-            return (fields[0].to_owned(), owner_port);
-        }
-    }
-    panic!("no master owns slot {slot}: {nodes}");
-}
-
-fn node_id(port: u16) -> String {
-    redis::cmd("CLUSTER")
-        .arg("MYID")
-        .query(&mut node(port))
-        .expect("cluster myid")
-}
-
-/// Moves `slot` with its keys from the node on `from` to the node on `to`, as
-/// `redis-cli --cluster reshard` does: IMPORTING, MIGRATING, MIGRATE, SETSLOT NODE.
-fn move_slot(ports: &[u16], slot: u16, from: u16, to: u16) {
-    let (from_id, to_id) = (node_id(from), node_id(to));
-    let ok = |r: redis::RedisResult<()>, what: &str| r.unwrap_or_else(|e| panic!("{what}: {e}"));
-    ok(
-        redis::cmd("CLUSTER")
-            .arg(&["SETSLOT", &slot.to_string(), "IMPORTING", &from_id])
-            .query(&mut node(to)),
-        "importing",
-    );
-    ok(
-        redis::cmd("CLUSTER")
-            .arg(&["SETSLOT", &slot.to_string(), "MIGRATING", &to_id])
-            .query(&mut node(from)),
-        "migrating",
-    );
-    loop {
-        let keys: Vec<String> = redis::cmd("CLUSTER")
-            .arg("GETKEYSINSLOT")
-            .arg(slot)
-            .arg(100)
-            .query(&mut node(from))
-            .expect("getkeysinslot");
-        if keys.is_empty() {
-            break;
-        }
-        ok(
-            redis::cmd("MIGRATE")
-                .arg("127.0.0.1")
-                .arg(to)
-                .arg("")
-                .arg(0)
-                .arg(5000)
-                .arg("KEYS")
-                .arg(&keys)
-                .query(&mut node(from)),
-            "migrate",
-        );
-    }
-    for &port in std::iter::once(&to).chain(ports) {
-        ok(
-            redis::cmd("CLUSTER")
-                .arg(&["SETSLOT", &slot.to_string(), "NODE", &to_id])
-                .query(&mut node(port)),
-            "setslot node",
-        );
-    }
-}
-
 /// Resharding under a running store: the slot of a bracket moves to another node
 /// whose script cache is empty. Both the resending connection (an update with a
 /// request id) and the at-most-once one (without) follow the move and reload the
@@ -732,7 +641,7 @@ async fn a_slot_moved_under_a_running_store() {
         .expect("keyslot");
     let (_, from) = owner_of(ports[0], slot);
     let to = *ports.iter().find(|&&p| p != from).expect("another node");
-    move_slot(&ports, slot, from, to);
+    move_slot(&ports, slot, from, to, false);
     assert_eq!(owner_of(ports[0], slot).1, to);
     for &port in &ports {
         let _: () = redis::cmd("SCRIPT")

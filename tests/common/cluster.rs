@@ -90,6 +90,8 @@ pub struct Cluster {
     pub nodes: Vec<RedisServer>,
     /// The certificates of a TLS cluster.
     pub tls: Option<TestCerts>,
+    /// The arguments every node got beyond the usual ones (`start_with_args`).
+    extra: Vec<String>,
 }
 
 impl Cluster {
@@ -97,17 +99,24 @@ impl Cluster {
     /// the cluster is ok and consistent (at most 30 s, else a panic that says what
     /// the nodes report).
     pub fn start() -> Cluster {
-        Self::start_with(None)
+        Self::start_with(None, &[])
+    }
+
+    /// The same with `extra` redis-server arguments on every node, such as
+    /// `["--appendonly", "yes"]` for a cluster whose nodes keep their data when killed
+    /// and restarted ([`Cluster::kill_and_restart`]).
+    pub fn start_with_args(extra: &[&str]) -> Cluster {
+        Self::start_with(None, extra)
     }
 
     /// The same over TLS only: each node listens on a TLS port (`--port 0`), talks
     /// TLS on the cluster bus (`--tls-cluster yes`) and presents a certificate from
     /// `certs` (which names 127.0.0.1), whose CA clients must trust.
     pub fn start_tls(certs: &TestCerts) -> Cluster {
-        Self::start_with(Some(certs))
+        Self::start_with(Some(certs), &[])
     }
 
-    fn start_with(tls: Option<&TestCerts>) -> Cluster {
+    fn start_with(tls: Option<&TestCerts>, extra: &[&str]) -> Cluster {
         let began = Instant::now();
         let cluster_args = [
             "--cluster-enabled",
@@ -117,7 +126,7 @@ impl Cluster {
         ];
         let nodes: Vec<RedisServer> = (0..3)
             .map(|_| match tls {
-                None => RedisServer::start(&cluster_args),
+                None => RedisServer::start(&[&cluster_args[..], extra].concat()),
                 Some(certs) => RedisServer::launch(
                     "tlscluster",
                     free_cluster_port,
@@ -178,6 +187,7 @@ impl Cluster {
         let cluster = Cluster {
             nodes,
             tls: tls.cloned(),
+            extra: extra.iter().map(|s| s.to_string()).collect(),
         };
         cluster.wait_until_consistent(Duration::from_secs(30));
         eprintln!(
@@ -220,6 +230,214 @@ impl Cluster {
     pub fn wait_until_consistent(&self, limit: Duration) {
         let cli = Cli::new(self.tls.as_ref());
         wait_until_consistent(&self.ports(), limit, |port, args| cli.run(port, args));
+    }
+}
+
+impl Cluster {
+    /// The process id of node `i`'s redis-server (from `INFO server`), to stop it
+    /// with [`signal`] while it cannot answer.
+    pub fn pid(&self, i: usize) -> u32 {
+        let port = self.nodes[i].port;
+        let info = self
+            .command(port, &["INFO", "server"])
+            .unwrap_or_else(|e| panic!("INFO server on {port}: {e}"));
+        info.lines()
+            .find_map(|l| l.trim().strip_prefix("process_id:"))
+            .and_then(|pid| pid.parse().ok())
+            .unwrap_or_else(|| panic!("no process_id in INFO server of {port}: {info}"))
+    }
+
+    /// Kills node `i` (SIGKILL, so nothing is saved on the way out) and starts a
+    /// redis-server again on the same port from a copy of its directory: the same
+    /// `nodes.conf` (its node id, epoch and slots) and, on a cluster started with
+    /// `--appendonly yes`, the same data. `pid` is from [`Cluster::pid`] (the node may
+    /// be stopped). Waits until the cluster is consistent again (30 s at most).
+    pub fn kill_and_restart(&mut self, i: usize, pid: u32) {
+        assert!(self.tls.is_none(), "kill_and_restart is for plain clusters");
+        let port = self.nodes[i].port;
+        // Stopped first, so its files are still while they are copied (and its
+        // watchdog, which removes the directory once the server is gone, waits).
+        signal(pid, "STOP");
+        let saved = std::env::temp_dir().join(format!(
+            "leaguekit-test-restart-{}-{port}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&saved);
+        copy_dir(&self.nodes[i].dir, &saved);
+        signal(pid, "KILL");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while listening(port) {
+            assert!(
+                Instant::now() < deadline,
+                "node {port} still listens after SIGKILL"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Its watchdog cleans up and exits.
+        drop(self.nodes.remove(i));
+        let extra = self.extra.clone();
+        let restarted = RedisServer::launch(
+            "redis",
+            || port,
+            |dir| copy_dir(&saved, dir),
+            |port, dir| {
+                let mut args = vec!["--port".to_owned(), port.to_string()];
+                args.extend(base_args(dir));
+                args.extend(
+                    [
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        "nodes.conf",
+                    ]
+                    .iter()
+                    .map(|s| s.to_string()),
+                );
+                args.extend(extra.iter().cloned());
+                args
+            },
+            super::ping,
+            true,
+        );
+        let _ = std::fs::remove_dir_all(&saved);
+        self.nodes.insert(i, restarted);
+        self.wait_until_consistent(Duration::from_secs(30));
+    }
+}
+
+/// A synchronous admin connection to one node of a plain test cluster.
+pub fn admin(port: u16) -> redis::Connection {
+    redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+        .and_then(|c| c.get_connection())
+        .unwrap_or_else(|e| panic!("admin connection to {port}: {e}"))
+}
+
+/// The node id of the node on `port`.
+pub fn node_id(port: u16) -> String {
+    redis::cmd("CLUSTER")
+        .arg("MYID")
+        .query(&mut admin(port))
+        .expect("cluster myid")
+}
+
+/// The master that owns `slot`, as its node id and port, as the node on `port`
+/// sees it.
+pub fn slot_owner(port: u16, slot: u16) -> (String, u16) {
+    let nodes: String = redis::cmd("CLUSTER")
+        .arg("NODES")
+        .query(&mut admin(port))
+        .expect("cluster nodes");
+    for line in nodes.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 9 || !fields[2].contains("master") {
+            continue;
+        }
+        let owns = fields[8..].iter().any(|range| {
+            let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+            matches!((lo.parse::<u16>(), hi.parse::<u16>()), (Ok(lo), Ok(hi)) if lo <= slot && slot <= hi)
+        });
+        if owns {
+            let addr = fields[1].split('@').next().expect("address");
+            let owner_port = addr
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .expect("port");
+            return (fields[0].to_owned(), owner_port);
+        }
+    }
+    panic!("no master owns slot {slot}: {nodes}");
+}
+
+/// Moves `slot` with its keys from the node on `from` to the node on `to`, as
+/// `redis-cli --cluster reshard` does: IMPORTING, MIGRATING, MIGRATE in batches,
+/// SETSLOT NODE on every node. `slowly` keeps the slot half-moved for a while (30 ms
+/// before the first key, batches of 10 keys 3 ms apart), so that commands meet ASK
+/// and TRYAGAIN. Returns the keys moved.
+pub fn move_slot(ports: &[u16], slot: u16, from: u16, to: u16, slowly: bool) -> usize {
+    let (from_id, to_id) = (node_id(from), node_id(to));
+    let ok = |r: redis::RedisResult<()>, what: &str| {
+        r.unwrap_or_else(|e| panic!("slot {slot} from {from} to {to}: {what}: {e}"))
+    };
+    let setslot = |port: u16, how: &str, id: &str| {
+        redis::cmd("CLUSTER")
+            .arg("SETSLOT")
+            .arg(slot)
+            .arg(how)
+            .arg(id)
+            .query::<()>(&mut admin(port))
+    };
+    ok(setslot(to, "IMPORTING", &from_id), "importing");
+    ok(setslot(from, "MIGRATING", &to_id), "migrating");
+    if slowly {
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let mut source = admin(from);
+    let mut moved = 0;
+    loop {
+        let keys: Vec<Vec<u8>> = redis::cmd("CLUSTER")
+            .arg("GETKEYSINSLOT")
+            .arg(slot)
+            .arg(if slowly { 10 } else { 100 })
+            .query(&mut source)
+            .expect("getkeysinslot");
+        if keys.is_empty() {
+            break;
+        }
+        ok(
+            redis::cmd("MIGRATE")
+                .arg("127.0.0.1")
+                .arg(to)
+                .arg("")
+                .arg(0)
+                .arg(5000)
+                .arg("KEYS")
+                .arg(&keys)
+                .query(&mut source),
+            "migrate",
+        );
+        moved += keys.len();
+        if slowly {
+            std::thread::sleep(Duration::from_millis(3));
+        }
+    }
+    ok(setslot(to, "NODE", &to_id), "node (target)");
+    ok(setslot(from, "NODE", &to_id), "node (source)");
+    for &port in ports.iter().filter(|&&p| p != from && p != to) {
+        ok(setslot(port, "NODE", &to_id), "node (other)");
+    }
+    moved
+}
+
+/// Sends `signal` (`STOP`, `CONT`, `KILL`) to the process `pid` with kill(1).
+pub fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run kill -{signal} {pid}: {e}"));
+    assert!(status.success(), "kill -{signal} {pid}: {status}");
+}
+
+/// Copies the files of `from` (and of its subdirectories) into `to`.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("create {}: {e}", to.display()));
+    let entries =
+        std::fs::read_dir(from).unwrap_or_else(|e| panic!("read {}: {e}", from.display()));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|e| panic!("read {}: {e}", from.display()));
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap_or_else(|e| {
+                panic!(
+                    "copy {} to {}: {e}",
+                    entry.path().display(),
+                    target.display()
+                )
+            });
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod cluster;
+pub mod snapshot;
 pub mod tls;
 
 use std::io::{Read, Write};
@@ -104,17 +105,18 @@ impl RedisServer {
         )
     }
 
-    /// Starts a server: for each attempt, `pick_port` gives a port, a fresh directory
-    /// is made and `prepare`d (certificates, say), `args(port, dir)` are passed to
-    /// redis-server, and the server is ready when `ready(port)`. `plain` says whether `SHUTDOWN` can be sent
-    /// over plain TCP when it is dropped.
+    /// Starts a server: for each attempt, `pick_port` gives a port (a fixed one, to
+    /// restart a server where it was), a fresh directory is made and `prepare`d
+    /// (certificates, or the files of a server being restarted), `args(port, dir)` are
+    /// passed to redis-server, and the server is ready when `ready(port)`. `plain` says
+    /// whether `SHUTDOWN` can be sent over plain TCP when it is dropped.
     ///
     /// The server runs under a watchdog shell that polls this test process and kills
     /// the server (and removes its directory) once the process is gone, however it
     /// ended, or when the watchdog gets SIGTERM (`Drop`).
     pub fn launch(
         tag: &str,
-        pick_port: fn() -> u16,
+        pick_port: impl Fn() -> u16,
         prepare: impl Fn(&Path),
         args: impl Fn(u16, &Path) -> Vec<String>,
         ready: impl Fn(u16) -> bool,

@@ -49,16 +49,16 @@ use reply::{protocol, text, uint};
 use std::collections::hash_map::RandomState;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redis::aio::ConnectionManager;
 use redis::{ErrorKind, RedisError, RedisResult, ScriptInvocation, ServerErrorKind, Value};
 
 use crate::error::{StoreError, TimeRefusal};
 use crate::store::Now;
-use connection::RedisConnection;
+use connection::{RedisConnection, Renewing};
 
 /// Longest idempotency window sent to Redis (100 years, in seconds). Redis refuses an
 /// expiry whose milliseconds overflow; any longer window means "forever" in practice.
@@ -93,6 +93,10 @@ enum Retry {
 pub struct RedisStore {
     connection: RedisConnection,
     at_most_once: RedisConnection,
+    /// On a cluster, the current `(connection, at_most_once)`: each is opened anew
+    /// if it stops answering altogether (see [`connection::Renewing`]), and `run`
+    /// takes them from here.
+    renewing: Option<(Arc<Renewing>, Arc<Renewing>)>,
     options: RedisOptions,
 }
 
@@ -113,6 +117,7 @@ impl RedisStore {
         Ok(RedisStore {
             connection: opened.connection,
             at_most_once: opened.at_most_once,
+            renewing: opened.renewing,
             options,
         })
     }
@@ -124,6 +129,7 @@ impl RedisStore {
         RedisStore {
             at_most_once: connection.clone(),
             connection,
+            renewing: None,
             options,
         }
     }
@@ -135,6 +141,14 @@ impl RedisStore {
 
     /// Runs `attempt` on a connection, retrying as `retry` allows, with exponential
     /// backoff between attempts.
+    ///
+    /// `command_attempts` bounds the attempts, except while a Redis Cluster slot is
+    /// being moved (MOVED, ASK, TRYAGAIN, which prove the command did not run): a
+    /// multi-key script in a slot that is half moved gets TRYAGAIN until the move
+    /// ends, and a pipeline keeps meeting ASK, so such a command is tried again, the
+    /// wait capped at [`MIGRATION_WAIT`], until `cluster_response_timeout` has passed
+    /// since the first attempt. Without that, a resharding of a few hundred
+    /// milliseconds failed updates that were safe to retry (tests/cluster_faults.rs).
     async fn run<T, F, Fut>(&self, op: &'static str, retry: Retry, mut attempt: F) -> RedisResult<T>
     where
         F: FnMut(RedisConnection) -> Fut,
@@ -142,18 +156,37 @@ impl RedisStore {
     {
         let attempts = self.options.command_attempts.max(1);
         let mut delay = self.options.retry_delay;
-        let connection = match retry {
-            Retry::Idempotent => &self.connection,
-            Retry::NotExecuted => &self.at_most_once,
+        let (connection, renewing) = match retry {
+            Retry::Idempotent => (&self.connection, self.renewing.as_ref().map(|r| &r.0)),
+            Retry::NotExecuted => (&self.at_most_once, self.renewing.as_ref().map(|r| &r.1)),
         };
+        let began = Instant::now();
         let mut n = 1;
         loop {
-            match attempt(connection.clone()).await {
+            let (con, sent) = match renewing {
+                Some(r) => r.connection(),
+                None => (connection.clone(), 0),
+            };
+            let result = attempt(con).await;
+            if let Some(r) = renewing {
+                r.finished(&result, sent);
+            }
+            match result {
                 Ok(value) => return Ok(value),
-                Err(err) if n < attempts && retryable(&err, retry) => {
+                Err(err)
+                    if retryable(&err, retry)
+                        && (n < attempts
+                            || (slot_moving(&err)
+                                && began.elapsed() < self.options.cluster_response_timeout)) =>
+                {
                     tracing::warn!(op, attempt = n, error = %err, "redis command failed; retrying");
                     crate::metrics::store_retry(op);
-                    tokio::time::sleep(delay).await;
+                    let wait = if slot_moving(&err) {
+                        delay.min(MIGRATION_WAIT)
+                    } else {
+                        delay
+                    };
+                    tokio::time::sleep(wait).await;
                     delay = delay.saturating_mul(2);
                     n += 1;
                 }
@@ -204,6 +237,20 @@ impl RedisStore {
             })
             .await?)
     }
+}
+
+/// The longest wait between attempts while a slot is being moved.
+const MIGRATION_WAIT: Duration = Duration::from_millis(200);
+
+/// Whether `err` says the command met a slot that is moving or just moved (MOVED,
+/// ASK, TRYAGAIN): the command did not run, and will once the move is over.
+fn slot_moving(err: &RedisError) -> bool {
+    matches!(
+        err.kind(),
+        ErrorKind::Server(
+            ServerErrorKind::TryAgain | ServerErrorKind::Moved | ServerErrorKind::Ask
+        )
+    )
 }
 
 /// Whether `err` allows another attempt under `retry`.
@@ -347,6 +394,22 @@ mod tests {
             write_error("update", refused),
             StoreError::Redis(_)
         ));
+    }
+
+    /// Only the answers of a slot being moved are retried past `command_attempts`.
+    #[test]
+    fn slot_moves_are_waited_out() {
+        for kind in [
+            ServerErrorKind::Moved,
+            ServerErrorKind::Ask,
+            ServerErrorKind::TryAgain,
+        ] {
+            let err: RedisError = (ErrorKind::Server(kind), "m").into();
+            assert!(slot_moving(&err), "{kind:?}");
+        }
+        let down: RedisError = (ErrorKind::Server(ServerErrorKind::ClusterDown), "d").into();
+        let io: RedisError = std::io::Error::new(std::io::ErrorKind::TimedOut, "t").into();
+        assert!(!slot_moving(&down) && !slot_moving(&io));
     }
 
     #[test]

@@ -87,6 +87,10 @@ pub struct RedisOptions {
     /// node would hang a request; and when only a per-reply timeout is set it uses
     /// that for the whole request, which leaves a resend after a slow reply no time.
     /// 10 s is two default reply timeouts.
+    ///
+    /// It is also how long leaguekit keeps retrying a command that met a slot being
+    /// moved (MOVED, ASK, TRYAGAIN: it did not run), so that a resharding is waited
+    /// out rather than reported.
     pub cluster_response_timeout: Duration,
     /// Redis Cluster only: how many times the cluster connection resends a request
     /// after a redirection, a dropped connection, a timeout, TRYAGAIN or CLUSTERDOWN

@@ -22,10 +22,12 @@
 //!   reconnection loop; only an unreachable server is tried again.
 
 mod errors;
+mod renew;
 mod tls;
 mod url;
 
 pub use errors::*;
+pub(crate) use renew::Renewing;
 pub use tls::install_crypto_provider;
 use tls::*;
 pub use url::*;
@@ -33,6 +35,7 @@ pub use url::*;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -136,6 +139,9 @@ pub(crate) struct Opened {
     /// never resends a command itself (its `retries` is 0); on one server the same as
     /// `connection`, since a [`ConnectionManager`] never resends either.
     pub(crate) at_most_once: RedisConnection,
+    /// On a cluster, both connections again, each opened anew if it wedges (see
+    /// [`Renewing`]): `(connection, at_most_once)`.
+    pub(crate) renewing: Option<(Arc<Renewing>, Arc<Renewing>)>,
 }
 
 /// Connects; with `at_most_once`, a cluster also gets its non-resending connection.
@@ -172,28 +178,42 @@ pub(crate) async fn open(
     check_nodes(&url, &infos, tls.as_ref(), options, began).await?;
     if url.scheme.is_cluster() {
         let nodes: Vec<ConnectionInfo> = infos.into_iter().map(|(_, info)| info).collect();
+        let recipe = |retries| renew::Recipe {
+            nodes: nodes.clone(),
+            tls: tls.clone(),
+            options: options.clone(),
+            retries,
+        };
         let connection = cluster_builder(&nodes, tls.as_ref(), options, options.cluster_retries)
             .build()
             .map_err(fail)?
             .get_async_connection()
             .await
             .map_err(fail)?;
-        let once = if at_most_once {
-            // `retries(0)`: the client hands every error back instead of resending;
-            // RedisStore retries what is provably not executed (MOVED, ASK, TRYAGAIN,
-            // CLUSTERDOWN, LOADING) itself.
-            cluster_builder(&nodes, tls.as_ref(), options, 0)
-                .build()
-                .map_err(fail)?
-                .get_async_connection()
-                .await
-                .map_err(fail)?
-        } else {
-            connection.clone()
-        };
+        if !at_most_once {
+            return Ok(Opened {
+                connection: RedisConnection::Cluster(connection.clone()),
+                at_most_once: RedisConnection::Cluster(connection),
+                renewing: None,
+            });
+        }
+        // `retries(0)`: the client hands every error back instead of resending;
+        // RedisStore retries what is provably not executed (MOVED, ASK, TRYAGAIN,
+        // CLUSTERDOWN, LOADING) itself.
+        let once = cluster_builder(&nodes, tls.as_ref(), options, 0)
+            .build()
+            .map_err(fail)?
+            .get_async_connection()
+            .await
+            .map_err(fail)?;
+        let renewing = (
+            Renewing::new(connection.clone(), recipe(options.cluster_retries)),
+            Renewing::new(once.clone(), recipe(0)),
+        );
         Ok(Opened {
             connection: RedisConnection::Cluster(connection),
             at_most_once: RedisConnection::Cluster(once),
+            renewing: Some(renewing),
         })
     } else {
         let client = node_client(&infos[0].1, tls.as_ref()).map_err(fail)?;
@@ -204,6 +224,7 @@ pub(crate) async fn open(
         Ok(Opened {
             at_most_once: connection.clone(),
             connection,
+            renewing: None,
         })
     }
 }
