@@ -71,6 +71,21 @@ fn season(prefix: &str, mode: &str, size: u32, join: &str) -> Season {
 
 /// Runs `$body` with a league on each store: memory, redis, cluster and tls.
 macro_rules! on_both {
+    // One Redis form: `$store` is the `common` function that connects to it.
+    (@redis $form:ident, $store:ident, $name:ident, ($mode:expr, $size:expr, $join:expr), |$league:ident, $clock:ident| $body:block) => {
+        #[tokio::test]
+        async fn $form() {
+            let $clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
+            let store = common::$store().await;
+            let prefix = common::unique_prefix(stringify!($name));
+            let $league = Arc::new(League::with_clock(
+                season(&prefix, $mode, $size, $join),
+                store,
+                Arc::new($clock.clone()),
+            ));
+            $body
+        }
+    };
     ($name:ident, |$league:ident, $clock:ident| $body:block) => {
         on_both!(
             $name,
@@ -94,42 +109,9 @@ macro_rules! on_both {
                 $body
             }
 
-            #[tokio::test]
-            async fn redis() {
-                let $clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
-                let store = common::redis_store().await;
-                let prefix = common::unique_prefix(stringify!($name));
-                let $league = Arc::new(League::with_clock(
-                    season(&prefix, $mode, $size, $join),
-                    store,
-                    Arc::new($clock.clone()),
-                ));
-                $body
-            }
-            #[tokio::test]
-            async fn cluster() {
-                let $clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
-                let store = common::cluster_store().await;
-                let prefix = common::unique_prefix(stringify!($name));
-                let $league = Arc::new(League::with_clock(
-                    season(&prefix, $mode, $size, $join),
-                    store,
-                    Arc::new($clock.clone()),
-                ));
-                $body
-            }
-            #[tokio::test]
-            async fn tls() {
-                let $clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
-                let store = common::tls_store().await;
-                let prefix = common::unique_prefix(stringify!($name));
-                let $league = Arc::new(League::with_clock(
-                    season(&prefix, $mode, $size, $join),
-                    store,
-                    Arc::new($clock.clone()),
-                ));
-                $body
-            }
+            on_both!(@redis redis, redis_store, $name, ($mode, $size, $join), |$league, $clock| $body);
+            on_both!(@redis cluster, cluster_store, $name, ($mode, $size, $join), |$league, $clock| $body);
+            on_both!(@redis tls, tls_store, $name, ($mode, $size, $join), |$league, $clock| $body);
         }
     };
 }

@@ -75,6 +75,22 @@ fn now(clock: &ManualClock, at: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 macro_rules! on_both {
+    // One Redis form: `$store` is the `common` function that connects to it.
+    (@redis $form:ident, $store:ident, $name:ident, ($join:expr, $idle:expr), |$league:ident, $clock:ident| $body:block) => {
+        #[tokio::test]
+        async fn $form() {
+            let $clock = ManualClock::new(day(0, 1));
+            let prefix = common::unique_prefix(stringify!($name));
+            let season = Season::from_toml(&season_text(&prefix, $join, $idle), "roll.toml")
+                .expect("season");
+            let $league = Arc::new(League::with_clock(
+                season,
+                common::$store().await,
+                Arc::new($clock.clone()),
+            ));
+            $body
+        }
+    };
     ($name:ident, ($join:expr, $idle:expr), |$league:ident, $clock:ident| $body:block) => {
         mod $name {
             use super::*;
@@ -89,45 +105,9 @@ macro_rules! on_both {
                 $body
             }
 
-            #[tokio::test]
-            async fn redis() {
-                let $clock = ManualClock::new(day(0, 1));
-                let prefix = common::unique_prefix(stringify!($name));
-                let season = Season::from_toml(&season_text(&prefix, $join, $idle), "roll.toml")
-                    .expect("season");
-                let $league = Arc::new(League::with_clock(
-                    season,
-                    common::redis_store().await,
-                    Arc::new($clock.clone()),
-                ));
-                $body
-            }
-            #[tokio::test]
-            async fn cluster() {
-                let $clock = ManualClock::new(day(0, 1));
-                let prefix = common::unique_prefix(stringify!($name));
-                let season = Season::from_toml(&season_text(&prefix, $join, $idle), "roll.toml")
-                    .expect("season");
-                let $league = Arc::new(League::with_clock(
-                    season,
-                    common::cluster_store().await,
-                    Arc::new($clock.clone()),
-                ));
-                $body
-            }
-            #[tokio::test]
-            async fn tls() {
-                let $clock = ManualClock::new(day(0, 1));
-                let prefix = common::unique_prefix(stringify!($name));
-                let season = Season::from_toml(&season_text(&prefix, $join, $idle), "roll.toml")
-                    .expect("season");
-                let $league = Arc::new(League::with_clock(
-                    season,
-                    common::tls_store().await,
-                    Arc::new($clock.clone()),
-                ));
-                $body
-            }
+            on_both!(@redis redis, redis_store, $name, ($join, $idle), |$league, $clock| $body);
+            on_both!(@redis cluster, cluster_store, $name, ($join, $idle), |$league, $clock| $body);
+            on_both!(@redis tls, tls_store, $name, ($join, $idle), |$league, $clock| $body);
         }
     };
 }

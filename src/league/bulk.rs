@@ -259,6 +259,7 @@ impl<S: Store> League<S> {
         let mut by_period: Vec<_> = by_period.into_iter().collect();
         by_period.sort_unstable();
         for (period_id, members) in by_period {
+            let ttl = self.ttl_secs(period_id);
             let requests: Vec<JoinRequest<'_>> = members
                 .iter()
                 .map(|&k| {
@@ -269,7 +270,7 @@ impl<S: Store> League<S> {
                         size,
                         time: self.time_check(&want.period, want.at),
                         replace_full: None,
-                        ttl_secs: self.ttl_secs(period_id),
+                        ttl_secs: ttl,
                     }
                 })
                 .collect();
@@ -302,17 +303,16 @@ impl<S: Store> League<S> {
                 self.placed(wants[g.want].period.id, j.0, j.1)
             })
             .collect();
+        // Board TTLs, worked out once per period (a batch is nearly always one).
+        let mut ttls: HashMap<u64, u64> = HashMap::new();
         let entries: Vec<BoardEntry<'_>> = ready
             .iter()
             .zip(&brackets)
             .map(|(g, placed)| {
-                BoardEntry::new(
-                    &placed.keys,
-                    wants[g.want].player,
-                    size,
-                    self.ttl_secs(wants[g.want].period.id),
-                )
-                .profile(g.profile.as_ref().map(|(v, json)| (*v, json.as_str())))
+                let period = wants[g.want].period.id;
+                let ttl = *ttls.entry(period).or_insert_with(|| self.ttl_secs(period));
+                BoardEntry::new(&placed.keys, wants[g.want].player, size, ttl)
+                    .profile(g.profile.as_ref().map(|(v, json)| (*v, json.as_str())))
             })
             .collect();
         // Stage 5, with stage 4 (one round trip for both): the players' state records.

@@ -104,22 +104,39 @@ impl RedisStore {
         if writes.is_empty() {
             return Vec::new();
         }
-        let calls: Vec<ScriptInvocation<'_>> = writes.iter().map(record_state_invocation).collect();
-        let tags: Vec<&str> = writes
+        // A write the record format cannot hold is refused alone, as record_state
+        // refuses it; the others are sent.
+        let sendable: Vec<usize> = (0..writes.len())
+            .filter(|&i| check_state_tier(writes[i].state).is_ok())
+            .collect();
+        let calls: Vec<ScriptInvocation<'_>> = sendable
             .iter()
-            .map(|w| hash_tag(&w.player_keys.base))
+            .map(|&i| record_state_invocation(&writes[i]))
+            .collect();
+        let tags: Vec<&str> = sendable
+            .iter()
+            .map(|&i| hash_tag(&writes[i].player_keys.base))
             .collect();
         // Idempotent: writing the same state again is a no-op.
-        self.pipelined(
-            "record_states",
-            &SCRIPTS.record_state,
-            &calls,
-            &tags,
-            |_| Retry::Idempotent,
-        )
-        .await
-        .into_iter()
-        .map(|reply| reply.and_then(|r| parse_record_state(r?)))
-        .collect()
+        let mut replies = self
+            .pipelined(
+                "record_states",
+                &SCRIPTS.record_state,
+                &calls,
+                &tags,
+                |_| Retry::Idempotent,
+            )
+            .await
+            .into_iter();
+        writes
+            .iter()
+            .map(|w| {
+                check_state_tier(w.state)?;
+                let reply = replies.next().ok_or_else(|| {
+                    StoreError::Protocol("record_states: a write got no reply".into())
+                })???;
+                parse_record_state(reply)
+            })
+            .collect()
     }
 }
