@@ -241,10 +241,13 @@ pub enum StoreError {
     #[error("too early by the store's clock: {0:?}")]
     Time(TimeRefusal),
     /// The store failed after a write may have been applied: nobody knows whether it
-    /// was. Resend it only if it carries a request id (then a resend is recognised).
+    /// was. A score update or reward claim may be resent only with its request (claim)
+    /// id, which makes the resend recognised; every other write (joins, profiles, each
+    /// rollover step) is idempotent and may simply be run again.
     #[error(
         "the outcome of {op} is unknown: the store failed after it may have been applied \
-         ({source}); resend it only with the same request id, which makes a resend safe"
+         ({source}); {}",
+        unknown_advice(op)
     )]
     Unknown {
         /// The operation.
@@ -339,3 +342,53 @@ fn redis_hint(e: &redis::RedisError) -> &'static str {
 
 /// Shorthand for results in this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What to do after the write `op` had an unknown outcome ([`StoreError::Unknown`]).
+fn unknown_advice(op: &str) -> &'static str {
+    match op {
+        "update" | "update_many" => {
+            "resend it only with the same request id, which makes a resend safe"
+        }
+        "claim_rewards" => "resend it only with the same claim id, which makes a resend safe",
+        _ => {
+            "this step is idempotent: running it again (the same call, or the whole rollover) is safe"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_outcome_says_what_may_be_resent() {
+        let timeout =
+            || redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut));
+        let update = StoreError::Unknown {
+            op: "update",
+            source: timeout(),
+        };
+        assert!(
+            update.to_string().contains("only with the same request id"),
+            "{update}"
+        );
+        let claim = StoreError::Unknown {
+            op: "claim_rewards",
+            source: timeout(),
+        };
+        assert!(
+            claim.to_string().contains("only with the same claim id"),
+            "{claim}"
+        );
+        let grant = StoreError::Unknown {
+            op: "grant",
+            source: timeout(),
+        };
+        let text = grant.to_string();
+        assert!(
+            text.contains("running it again") && text.contains("rollover"),
+            "{text}"
+        );
+        assert!(!text.contains("request id"), "{text}");
+    }
+}

@@ -384,6 +384,12 @@ async fn period_2(league: &League<RedisStore>) -> BTreeMap<String, String> {
 /// its size.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slots_move_under_updates_with_request_ids_and_a_rollover() {
+    // On a failure, the store's retries and redis-rs's slot refreshes and reconnections
+    // are shown with the test's output.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter("redis=warn,leaguekit=warn")
+        .with_test_writer()
+        .try_init();
     let began = Instant::now();
     let cluster = Cluster::start();
     let url = cluster.url();
@@ -543,6 +549,121 @@ async fn slots_move_under_updates_with_request_ids_and_a_rollover() {
     }
     assert_eq!(placed, PLAYERS);
     eprintln!("slots_move_under_updates: {:?} in all", began.elapsed());
+}
+
+// ---------------------------------------------------------------------------------
+// A slot held half-moved
+
+/// A slot held half-moved (every key already on the new node, the slot still
+/// MIGRATING on the old one).
+///
+/// 1. When every key an update declares exists, the old node answers ASK and the new
+///    one runs the update after ASKING: the store follows ASK itself on the
+///    connection that never resends, so updates without a request id are applied at
+///    once, exactly once. Before, they met ASK until `cluster_response_timeout` and
+///    failed.
+/// 2. When a declared key does not exist yet (a running bracket has no meta hash),
+///    Redis answers TRYAGAIN on both nodes until the move ends: the updates wait it
+///    out and are applied exactly once after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updates_without_a_request_id_follow_ask_or_wait_out_a_half_moved_slot() {
+    let cluster = Cluster::start();
+    let ports = cluster.ports();
+    let prefix = common::unique_prefix("ask");
+    let clock = ManualClock::new(at(PERIOD_1));
+    let patience = Duration::from_secs(3);
+    let options = RedisOptions::default().with_cluster_response_timeout(patience);
+    let l = league(&cluster.url(), options, &prefix, &clock).await;
+    let plain = || SubmitOptions::default().at(at(PERIOD_1));
+    let (a, b) = (player(0), player(1));
+    for (p, v) in [(&a, 10), (&b, 20)] {
+        l.submit(p, v, plain()).await.expect("first score");
+    }
+    let me = l.player(&a, None).await.expect("player");
+    let bracket = me.bracket.expect("placed");
+    assert_eq!(
+        l.player(&b, None).await.expect("player").bracket,
+        Some(bracket)
+    );
+    let keys = leaguekit::store::keys::Keys::of(l.season()).bracket(me.period, &me.tier, bracket);
+    let slot: u16 = redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(&keys.board)
+        .query(&mut admin(ports[0]))
+        .expect("keyslot");
+    let score = |p: &str| {
+        let (l, p) = (l.clone(), p.to_string());
+        async move { l.player(&p, None).await.expect("player").score }
+    };
+    let updates = || {
+        let l = l.clone();
+        let (a, b) = (a.clone(), b.clone());
+        async move {
+            let one = l.submit(&a, 5, plain()).await;
+            let many = l
+                .submit_many(&[
+                    BatchItem::new(a.clone(), 1).with_options(plain()),
+                    BatchItem::new(b.clone(), 2).with_options(plain()),
+                    BatchItem::new(b.clone(), 3).with_options(plain()),
+                ])
+                .await;
+            for r in std::iter::once(one).chain(many) {
+                let s = r.expect("an update while the slot is half moved");
+                assert!(s.applied, "{s:?}");
+            }
+        }
+    };
+
+    // 1. Every declared key exists: a field the update script does not read gives the
+    // bracket its meta hash.
+    let (_, from) = slot_owner(ports[0], slot);
+    let to = *ports.iter().find(|&&p| p != from).expect("another master");
+    redis::cmd("HSET")
+        .arg(&keys.meta)
+        .arg("test")
+        .arg("1")
+        .query::<()>(&mut admin(from))
+        .expect("hset meta");
+    let moving = common::cluster::SlotMove::begin(slot, from, to);
+    assert!(
+        moving.migrate_keys(false) >= 2,
+        "the bracket's keys are in slot {slot}"
+    );
+    let began = Instant::now();
+    updates().await;
+    let took = began.elapsed();
+    moving.finish(&ports);
+    assert!(
+        took < Duration::from_secs(1),
+        "took {took:?}: the updates waited for the move instead of following ASK"
+    );
+    assert_eq!((score(&a).await, score(&b).await), (Some(16), Some(25)));
+
+    // 2. The meta hash gone: TRYAGAIN until the move ends, 500 ms later.
+    redis::cmd("DEL")
+        .arg(&keys.meta)
+        .query::<()>(&mut admin(to))
+        .expect("del meta");
+    let (from, to) = (to, from);
+    let moving = common::cluster::SlotMove::begin(slot, from, to);
+    moving.migrate_keys(false);
+    let hold = Duration::from_millis(500);
+    let finisher = {
+        let ports = ports.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(hold);
+            moving.finish(&ports);
+        })
+    };
+    let began = Instant::now();
+    updates().await;
+    let took = began.elapsed();
+    finisher.join().expect("finishing the move");
+    assert!(
+        took >= hold,
+        "took {took:?}: applied before the move ended?"
+    );
+    assert_eq!((score(&a).await, score(&b).await), (Some(22), Some(30)));
 }
 
 // ---------------------------------------------------------------------------------

@@ -355,58 +355,100 @@ pub fn slot_owner(port: u16, slot: u16) -> (String, u16) {
 /// before the first key, batches of 10 keys 3 ms apart), so that commands meet ASK
 /// and TRYAGAIN. Returns the keys moved.
 pub fn move_slot(ports: &[u16], slot: u16, from: u16, to: u16, slowly: bool) -> usize {
-    let (from_id, to_id) = (node_id(from), node_id(to));
-    let ok = |r: redis::RedisResult<()>, what: &str| {
-        r.unwrap_or_else(|e| panic!("slot {slot} from {from} to {to}: {what}: {e}"))
-    };
-    let setslot = |port: u16, how: &str, id: &str| {
-        redis::cmd("CLUSTER")
-            .arg("SETSLOT")
-            .arg(slot)
-            .arg(how)
-            .arg(id)
-            .query::<()>(&mut admin(port))
-    };
-    ok(setslot(to, "IMPORTING", &from_id), "importing");
-    ok(setslot(from, "MIGRATING", &to_id), "migrating");
+    let moving = SlotMove::begin(slot, from, to);
     if slowly {
         std::thread::sleep(Duration::from_millis(30));
     }
-    let mut source = admin(from);
-    let mut moved = 0;
-    loop {
-        let keys: Vec<Vec<u8>> = redis::cmd("CLUSTER")
-            .arg("GETKEYSINSLOT")
-            .arg(slot)
-            .arg(if slowly { 10 } else { 100 })
-            .query(&mut source)
-            .expect("getkeysinslot");
-        if keys.is_empty() {
-            break;
-        }
-        ok(
+    let moved = moving.migrate_keys(slowly);
+    moving.finish(ports);
+    moved
+}
+
+/// A slot being moved from one master to another, in the steps of a resharding.
+pub struct SlotMove {
+    slot: u16,
+    from: u16,
+    to: u16,
+    to_id: String,
+}
+
+impl SlotMove {
+    /// IMPORTING on `to`, MIGRATING on `from`: from now on `from` answers ASK for a
+    /// key of `slot` it does not hold.
+    pub fn begin(slot: u16, from: u16, to: u16) -> SlotMove {
+        let (from_id, to_id) = (node_id(from), node_id(to));
+        let moving = SlotMove {
+            slot,
+            from,
+            to,
+            to_id,
+        };
+        moving.setslot(to, "IMPORTING", &from_id);
+        moving.setslot(from, "MIGRATING", &moving.to_id);
+        moving
+    }
+
+    fn setslot(&self, port: u16, how: &str, id: &str) {
+        redis::cmd("CLUSTER")
+            .arg("SETSLOT")
+            .arg(self.slot)
+            .arg(how)
+            .arg(id)
+            .query::<()>(&mut admin(port))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "slot {} from {} to {}: SETSLOT {how} on {port}: {e}",
+                    self.slot, self.from, self.to
+                )
+            })
+    }
+
+    /// MIGRATE every key of the slot from `from` to `to` (10 at a time, 3 ms apart,
+    /// when `slowly`; else 100 at a time). Returns the keys moved.
+    pub fn migrate_keys(&self, slowly: bool) -> usize {
+        let mut source = admin(self.from);
+        let mut moved = 0;
+        loop {
+            let keys: Vec<Vec<u8>> = redis::cmd("CLUSTER")
+                .arg("GETKEYSINSLOT")
+                .arg(self.slot)
+                .arg(if slowly { 10 } else { 100 })
+                .query(&mut source)
+                .expect("getkeysinslot");
+            if keys.is_empty() {
+                break;
+            }
             redis::cmd("MIGRATE")
                 .arg("127.0.0.1")
-                .arg(to)
+                .arg(self.to)
                 .arg("")
                 .arg(0)
                 .arg(5000)
                 .arg("KEYS")
                 .arg(&keys)
-                .query(&mut source),
-            "migrate",
-        );
-        moved += keys.len();
-        if slowly {
-            std::thread::sleep(Duration::from_millis(3));
+                .query::<()>(&mut source)
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "slot {} from {} to {}: migrate: {e}",
+                        self.slot, self.from, self.to
+                    )
+                });
+            moved += keys.len();
+            if slowly {
+                std::thread::sleep(Duration::from_millis(3));
+            }
+        }
+        moved
+    }
+
+    /// SETSLOT NODE on the new owner, the old one and every other node of `ports`.
+    pub fn finish(self, ports: &[u16]) {
+        self.setslot(self.to, "NODE", &self.to_id);
+        self.setslot(self.from, "NODE", &self.to_id);
+        for &port in ports.iter().filter(|&&p| p != self.from && p != self.to) {
+            self.setslot(port, "NODE", &self.to_id);
         }
     }
-    ok(setslot(to, "NODE", &to_id), "node (target)");
-    ok(setslot(from, "NODE", &to_id), "node (source)");
-    for &port in ports.iter().filter(|&&p| p != from && p != to) {
-        ok(setslot(port, "NODE", &to_id), "node (other)");
-    }
-    moved
 }
 
 /// Sends `signal` (`STOP`, `CONT`, `KILL`) to the process `pid` with kill(1).

@@ -58,7 +58,7 @@ use redis::{ErrorKind, RedisError, RedisResult, ScriptInvocation, ServerErrorKin
 
 use crate::error::{StoreError, TimeRefusal};
 use crate::store::Now;
-use connection::{RedisConnection, Renewing};
+use connection::{RedisConnection, Renewing, Routed};
 
 /// Longest idempotency window sent to Redis (100 years, in seconds). Redis refuses an
 /// expiry whose milliseconds overflow; any longer window means "forever" in practice.
@@ -144,14 +144,20 @@ impl RedisStore {
     ///
     /// `command_attempts` bounds the attempts, except while a Redis Cluster slot is
     /// being moved (MOVED, ASK, TRYAGAIN, which prove the command did not run): a
-    /// multi-key script in a slot that is half moved gets TRYAGAIN until the move
-    /// ends, and a pipeline keeps meeting ASK, so such a command is tried again, the
-    /// wait capped at [`MIGRATION_WAIT`], until `cluster_response_timeout` has passed
-    /// since the first attempt. Without that, a resharding of a few hundred
-    /// milliseconds failed updates that were safe to retry (tests/cluster_faults.rs).
+    /// multi-key script in a slot that is half moved gets TRYAGAIN until its keys have
+    /// moved, so such a command is tried again, the wait capped at [`MIGRATION_WAIT`],
+    /// until the slot has been reported moving for `cluster_response_timeout`.
+    /// After an ASK the next attempt goes to the node ASK named, preceded by ASKING
+    /// (see [`connection::Routed`]): the connection that never resends does not
+    /// follow ASK itself. Without these, a resharding failed updates that were safe
+    /// to retry (tests/cluster_faults.rs).
+    ///
+    /// On a cluster, an attempt that waits [`Renewing::patience`] while its connection
+    /// answers nothing at all is abandoned as timed out, and the connection is opened
+    /// again before the next attempt (see [`connection::Renewing`]).
     async fn run<T, F, Fut>(&self, op: &'static str, retry: Retry, mut attempt: F) -> RedisResult<T>
     where
-        F: FnMut(RedisConnection) -> Fut,
+        F: FnMut(connection::Routed) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
         let attempts = self.options.command_attempts.max(1);
@@ -160,38 +166,67 @@ impl RedisStore {
             Retry::Idempotent => (&self.connection, self.renewing.as_ref().map(|r| &r.0)),
             Retry::NotExecuted => (&self.at_most_once, self.renewing.as_ref().map(|r| &r.1)),
         };
-        let began = Instant::now();
+        let mut moving_since: Option<Instant> = None;
+        let mut asking: Option<connection::AskTarget> = None;
         let mut n = 1;
         loop {
-            let (con, sent) = match renewing {
-                Some(r) => r.connection(),
-                None => (connection.clone(), 0),
-            };
-            let result = attempt(con).await;
-            if let Some(r) = renewing {
-                r.finished(&result, sent);
-            }
-            match result {
-                Ok(value) => return Ok(value),
-                Err(err)
-                    if retryable(&err, retry)
-                        && (n < attempts
-                            || (slot_moving(&err)
-                                && began.elapsed() < self.options.cluster_response_timeout)) =>
-                {
-                    tracing::warn!(op, attempt = n, error = %err, "redis command failed; retrying");
-                    crate::metrics::store_retry(op);
-                    let wait = if slot_moving(&err) {
-                        delay.min(MIGRATION_WAIT)
-                    } else {
-                        delay
-                    };
-                    tokio::time::sleep(wait).await;
-                    delay = delay.saturating_mul(2);
-                    n += 1;
+            let result = match renewing {
+                Some(r) => {
+                    let (con, ticket) = r.connection();
+                    let result =
+                        watched(r, &ticket, attempt(Routed::new(con, asking.clone()))).await;
+                    r.finished(&result);
+                    if let Err(err) = &result
+                        && err.is_timeout()
+                        && r.looks_wedged(&ticket)
+                    {
+                        r.check(&ticket).await;
+                    }
+                    result
                 }
-                Err(err) => return Err(crate::metrics::store_failed(op, err)),
+                None => attempt(Routed::new(connection.clone(), None)).await,
+            };
+            let err = match result {
+                Ok(value) => return Ok(value),
+                Err(err) => err,
+            };
+            // The window counts how long the slot has been reported moving without a
+            // break: an attempt lost to a timeout in between (a wedged connection)
+            // counts against `command_attempts` instead, and a later answer that the
+            // slot is moving starts a new window.
+            let moving = slot_moving(&err);
+            if moving {
+                moving_since.get_or_insert_with(Instant::now);
+            } else {
+                moving_since = None;
             }
+            let patient = moving
+                && moving_since
+                    .is_some_and(|t| t.elapsed() < self.options.cluster_response_timeout);
+            if !(retryable(&err, retry) && (n < attempts || patient)) {
+                return Err(crate::metrics::store_failed(op, err));
+            }
+            tracing::warn!(op, attempt = n, error = %err, "redis command failed; retrying");
+            crate::metrics::store_retry(op);
+            // ASK names where the command goes next; TRYAGAIN (from that node, for a
+            // script whose keys are half moved) keeps it going there; anything else
+            // goes back to the slot's owner as the connection knows it.
+            asking = match connection::AskTarget::of(&err) {
+                Some(target) => Some(target),
+                None if is_try_again(&err) => asking,
+                None => None,
+            };
+            let wait = if asking.is_some() && !is_try_again(&err) {
+                // The redirection is the retry: no reason to wait.
+                Duration::ZERO
+            } else if moving {
+                delay.min(MIGRATION_WAIT)
+            } else {
+                delay
+            };
+            tokio::time::sleep(wait).await;
+            delay = delay.saturating_mul(2);
+            n += 1;
         }
     }
 
@@ -251,6 +286,42 @@ fn slot_moving(err: &RedisError) -> bool {
             ServerErrorKind::TryAgain | ServerErrorKind::Moved | ServerErrorKind::Ask
         )
     )
+}
+
+/// Whether `err` is TRYAGAIN: a multi-key command met a slot whose keys are half moved.
+fn is_try_again(err: &RedisError) -> bool {
+    err.kind() == ErrorKind::Server(ServerErrorKind::TryAgain)
+}
+
+/// Runs `attempt`, unless its connection looks wedged (see [`Renewing::looks_wedged`])
+/// before it ends: then it is abandoned with a timeout error (it may have run), and
+/// the connection is opened again.
+async fn watched<T>(
+    r: &Renewing,
+    ticket: &connection::Ticket,
+    attempt: impl Future<Output = RedisResult<T>>,
+) -> RedisResult<T> {
+    let mut attempt = std::pin::pin!(attempt);
+    loop {
+        tokio::select! {
+            result = &mut attempt => return result,
+            () = tokio::time::sleep(r.patience()) => {}
+        }
+        if !r.looks_wedged(ticket) {
+            continue;
+        }
+        // The attempt may still end while the connection is checked.
+        tokio::select! {
+            result = &mut attempt => return result,
+            abandon = r.check(ticket) => if abandon {
+                return Err(RedisError::from(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the Redis Cluster connection answered nothing while this request \
+                     waited; it was opened again",
+                )));
+            }
+        }
+    }
 }
 
 /// Whether `err` allows another attempt under `retry`.

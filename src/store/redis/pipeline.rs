@@ -35,7 +35,7 @@ impl RedisStore {
         calls: &[ScriptInvocation<'_>],
         tags: &[&str],
         retry: impl Fn(&[usize]) -> Retry,
-    ) -> Vec<Result<Result<Value, StoreError>, StoreError>> {
+    ) -> Vec<Answer> {
         // The futures are built first (owning their groups), then polled a few at a
         // time: a lazy iterator of borrowing closures would not be Send.
         let runs: Vec<_> = self
@@ -44,29 +44,16 @@ impl RedisStore {
             .map(|group| {
                 let retry = retry(&group);
                 async move {
-                    let result = self.pipeline(op, script, calls, &group, retry).await;
-                    (group, result)
+                    let replies = self.pipeline(op, script, calls, &group, retry).await;
+                    (group, replies)
                 }
             })
             .collect();
-        let mut answers: Vec<Option<Result<Result<Value, StoreError>, StoreError>>> =
-            calls.iter().map(|_| None).collect();
+        let mut answers: Vec<Option<Answer>> = calls.iter().map(|_| None).collect();
         let mut done = futures::stream::iter(runs).buffer_unordered(GROUPS_IN_FLIGHT);
-        while let Some((group, result)) = done.next().await {
-            match result {
-                Ok(replies) => {
-                    for (&i, reply) in group.iter().zip(replies) {
-                        answers[i] = Some(Ok(match reply {
-                            Value::ServerError(err) => Err(StoreError::Redis(err.into())),
-                            reply => Ok(reply),
-                        }));
-                    }
-                }
-                Err(e) => {
-                    for &i in &group {
-                        answers[i] = Some(Err(e.clone()));
-                    }
-                }
+        while let Some((group, replies)) = done.next().await {
+            for (&i, reply) in group.iter().zip(replies) {
+                answers[i] = Some(reply);
             }
         }
         answers
@@ -171,10 +158,21 @@ impl RedisStore {
         groups
     }
 
-    /// One pipeline: the script loaded first (EVALSHA in a pipeline is not reloaded on
-    /// NOSCRIPT; SCRIPT LOAD is a cheap no-op when the script is cached, and a keyless
-    /// command that goes to the node of the group's slot), then the group's calls, with
-    /// per-call errors answered in place.
+    /// One group: one pipeline, the script loaded first (EVALSHA in a pipeline is not
+    /// reloaded on NOSCRIPT; SCRIPT LOAD is a cheap no-op when the script is cached,
+    /// and a keyless command that goes to the node of the group's slot), then the
+    /// group's calls, with per-call errors answered in place.
+    ///
+    /// Except on a cluster for calls that must not run twice: redis-rs answers a
+    /// cluster pipeline in which one call met MOVED, ASK or TRYAGAIN with that error
+    /// alone, dropping the replies of the calls that ran (while a slot is being
+    /// migrated, a call whose keys are still on the old node runs and the next one,
+    /// whose keys have moved, meets ASK). Sent again, the calls that ran would run
+    /// twice. So those calls go one request each, in order (two updates of one
+    /// player in a batch apply in the batch's order, as in a pipeline; concurrent
+    /// requests could overtake each other after a NOSCRIPT or a redirection): one
+    /// round trip per call, the groups of a batch still concurrent. Each call's error
+    /// is its own.
     async fn pipeline(
         &self,
         op: &'static str,
@@ -182,7 +180,24 @@ impl RedisStore {
         calls: &[ScriptInvocation<'_>],
         group: &[usize],
         retry: Retry,
-    ) -> Result<Vec<Value>, StoreError> {
+    ) -> Vec<Answer> {
+        if retry == Retry::NotExecuted
+            && group.len() > 1
+            && matches!(self.connection, RedisConnection::Cluster(_))
+        {
+            let mut answers = Vec::with_capacity(group.len());
+            for &i in group {
+                answers.push(match self.invoke(op, retry, &calls[i]).await {
+                    Ok(value) => Ok(Ok(value)),
+                    Err(StoreError::Redis(err)) => match write_error(op, err) {
+                        unknown @ StoreError::Unknown { .. } => Err(unknown),
+                        refused => Ok(Err(refused)),
+                    },
+                    Err(other) => Err(other),
+                });
+            }
+            return answers;
+        }
         let mut pipe = redis::pipe();
         pipe.load_script(script).ignore();
         for &i in group {
@@ -195,14 +210,31 @@ impl RedisStore {
                 pipe.query_async::<Vec<Value>>(&mut con).await
             })
             .await
-            .map_err(|e| write_error(op, e))?;
-        if replies.len() != group.len() {
-            return Err(StoreError::Protocol(format!(
-                "{op}: a pipeline of {} calls answered {} replies",
-                group.len(),
-                replies.len()
-            )));
+            .map_err(|e| write_error(op, e));
+        match replies {
+            Ok(replies) if replies.len() == group.len() => replies
+                .into_iter()
+                .map(|reply| {
+                    Ok(match reply {
+                        Value::ServerError(err) => Err(StoreError::Redis(err.into())),
+                        reply => Ok(reply),
+                    })
+                })
+                .collect(),
+            Ok(replies) => {
+                let e = StoreError::Protocol(format!(
+                    "{op}: a pipeline of {} calls answered {} replies",
+                    group.len(),
+                    replies.len()
+                ));
+                group.iter().map(|_| Err(e.clone())).collect()
+            }
+            Err(e) => group.iter().map(|_| Err(e.clone())).collect(),
         }
-        Ok(replies)
     }
 }
+
+/// One pipelined call's answer: the call's own reply or error (`Ok(Err)`: the server
+/// refused that call, the others ran), or the failure of its whole pipeline
+/// ([`StoreError::Unknown`] when the call may have run).
+type Answer = Result<Result<Value, StoreError>, StoreError>;

@@ -21,13 +21,15 @@
 //!   [`ConnectError`] on the first answer rather than after the connection manager's
 //!   reconnection loop; only an unreachable server is tried again.
 
+mod asking;
 mod errors;
 mod renew;
 mod tls;
 mod url;
 
+pub(crate) use asking::{AskTarget, Routed};
 pub use errors::*;
-pub(crate) use renew::Renewing;
+pub(crate) use renew::{Renewing, Ticket};
 pub use tls::install_crypto_provider;
 use tls::*;
 pub use url::*;
@@ -207,8 +209,11 @@ pub(crate) async fn open(
             .await
             .map_err(fail)?;
         let renewing = (
-            Renewing::new(connection.clone(), recipe(options.cluster_retries)),
-            Renewing::new(once.clone(), recipe(0)),
+            Arc::new(Renewing::new(
+                connection.clone(),
+                recipe(options.cluster_retries),
+            )),
+            Arc::new(Renewing::new(once.clone(), recipe(0))),
         );
         Ok(Opened {
             connection: RedisConnection::Cluster(connection),

@@ -10,22 +10,33 @@
 //! met it in about one run in three while moving slots under 50 writers (the
 //! refresh logged "waiting for the write lock" and nothing after; every request for
 //! minutes afterwards "timed out"); valkey-glide fixed the same deadlock in its fork
-//! of redis-rs by making that lock synchronous. redis-rs 1.8.1 is the newest release.
+//! of redis-rs by making that lock synchronous. redis-rs 1.8.1 is the newest stable
+//! release, and 2.0.0-rc.2 takes the lock the same way.
 //!
-//! A wedged connection answers nothing at all, so: when a request times out and no
-//! request on the same connection was answered since it was sent, a new cluster
-//! connection is opened in the background (one at a time, at most once per
-//! `response_timeout`) and replaces the old one for the requests that follow. A slow
-//! or stopped node does not trigger it as long as requests to the other nodes are
-//! answered; if every node is down, a reopening is attempted now and then and fails
-//! like the requests do. The wedged connection's task cannot be stopped: it stays
-//! behind, idle, with its sockets (three per wedge on a three-master cluster).
+//! A wedged connection answers nothing at all, so: when a request has waited
+//! `response_timeout` (the bound on any one node's reply) and the connection answered
+//! no request at all in that time, a PING goes to every master through it; if none
+//! answers within half that time, the connection is opened again and replaces the
+//! old one, and the request is abandoned (answered as a timeout: it may have run) and
+//! retried, as its operation allows, on the new connection. Requests that notice the
+//! same wedge wait for that one check rather than each making their own, and after a
+//! reopening that failed none is attempted for `cluster_response_timeout`, so a
+//! cluster that is down altogether is not flooded with connection attempts. Requests
+//! waiting on one slow or stopped node do not trigger it: the other masters answer
+//! the PING. The wedged connection's task cannot be stopped: it stays behind, idle,
+//! with its sockets (three per wedge on a three-master cluster).
+//!
+//! Waiting `response_timeout` (5 s by default) rather than the whole
+//! `cluster_response_timeout` (10 s) leaves a request that met a wedge time to be
+//! retried within its caller's patience; `tests/cluster_faults.rs` saw requests fail
+//! after 20 to 30 s of successive wedged attempts before this.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{MultipleNodeRoutingInfo, ResponsePolicy, RoutingInfo};
 use redis::{ConnectionInfo, RedisError, TlsCertificates};
 
 use super::{RedisConnection, cluster_builder, millis};
@@ -51,35 +62,44 @@ impl Recipe {
 
 /// A cluster connection, replaced when it has stopped answering (see the module).
 pub(crate) struct Renewing {
-    current: RwLock<ClusterConnection>,
+    /// The connection and its generation (how many times it was replaced).
+    current: RwLock<(ClusterConnection, u64)>,
     recipe: Recipe,
     /// Times below are milliseconds since `base`.
     base: Instant,
     /// When a request on this connection last got an answer (any reply, errors too).
     answered: AtomicU64,
-    /// When the last reopening ended (0: never).
-    renewed: AtomicU64,
-    renewing: AtomicBool,
+    /// When the last reopening failed (0: never).
+    failed: AtomicU64,
+    /// Held while reopening, so that one reopening serves every request that noticed.
+    reopening: tokio::sync::Mutex<()>,
+}
+
+/// What a request was sent on: when, and which generation of the connection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ticket {
+    sent: u64,
+    generation: u64,
 }
 
 impl std::fmt::Debug for Renewing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Renewing")
-            .field("renewing", &self.renewing.load(Ordering::Relaxed))
+            .field("generation", &self.generation())
             .finish_non_exhaustive()
     }
 }
 
 impl Renewing {
-    pub(crate) fn new(connection: ClusterConnection, recipe: Recipe) -> Arc<Renewing> {
-        Arc::new(Renewing {
-            current: RwLock::new(connection),
+    pub(crate) fn new(connection: ClusterConnection, recipe: Recipe) -> Renewing {
+        Renewing {
+            current: RwLock::new((connection, 0)),
             recipe,
             base: Instant::now(),
             answered: AtomicU64::new(0),
-            renewed: AtomicU64::new(0),
-            renewing: AtomicBool::new(false),
-        })
+            failed: AtomicU64::new(0),
+            reopening: tokio::sync::Mutex::new(()),
+        }
     }
 
     fn now(&self) -> u64 {
@@ -87,72 +107,136 @@ impl Renewing {
         millis(self.base.elapsed()).saturating_add(1)
     }
 
-    /// The connection to send a request on, and when it was handed out.
-    pub(crate) fn connection(&self) -> (RedisConnection, u64) {
-        let current = match self.current.read() {
+    fn generation(&self) -> u64 {
+        match self.current.read() {
+            Ok(guard) => guard.1,
+            Err(poisoned) => poisoned.into_inner().1,
+        }
+    }
+
+    /// How long a request waits, with nothing answered on the connection, before the
+    /// connection is taken for wedged: the bound on one node's reply.
+    pub(crate) fn patience(&self) -> Duration {
+        self.recipe
+            .options
+            .response_timeout
+            .max(Duration::from_millis(100))
+    }
+
+    /// The connection to send a request on, and its ticket.
+    pub(crate) fn connection(&self) -> (RedisConnection, Ticket) {
+        let (current, generation) = match self.current.read() {
             Ok(guard) => guard.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         };
-        (RedisConnection::Cluster(current), self.now())
+        let ticket = Ticket {
+            sent: self.now(),
+            generation,
+        };
+        (RedisConnection::Cluster(current), ticket)
     }
 
-    /// Records how a request sent at `sent` ended; a timeout with no answer to any
-    /// request since then opens the connection again.
-    pub(crate) fn finished<T>(self: &Arc<Self>, result: &Result<T, RedisError>, sent: u64) {
-        let err = match result {
-            Ok(_) => {
-                self.answered.fetch_max(self.now(), Ordering::Relaxed);
-                return;
-            }
-            Err(err) => err,
-        };
-        if !err.is_timeout() {
-            if !err.is_io_error() {
-                // The server answered (MOVED, TRYAGAIN, a script error...).
-                self.answered.fetch_max(self.now(), Ordering::Relaxed);
-            }
-            return;
-        }
-        let now = self.now();
-        let pause = millis(self.recipe.options.response_timeout);
-        if self.answered.load(Ordering::Relaxed) >= sent
-            || now.saturating_sub(self.renewed.load(Ordering::Relaxed)) < pause
-            || self.renewing.swap(true, Ordering::AcqRel)
+    /// Records how a request ended: any answer from a server (a reply or an error
+    /// reply) shows the connection alive.
+    pub(crate) fn finished<T>(&self, result: &Result<T, RedisError>) {
+        if let Err(err) = result
+            && (err.is_timeout() || err.is_io_error())
         {
             return;
         }
+        self.answered.fetch_max(self.now(), Ordering::Relaxed);
+    }
+
+    /// Whether the connection looks wedged to the request of `ticket`: it has waited
+    /// [`Renewing::patience`] and nothing was answered in that time.
+    pub(crate) fn looks_wedged(&self, ticket: &Ticket) -> bool {
+        let now = self.now();
+        let patience = millis(self.patience());
+        let since = ticket.sent.max(now.saturating_sub(patience));
+        now.saturating_sub(ticket.sent) >= patience && self.answered.load(Ordering::Relaxed) < since
+    }
+
+    /// Called when the request of `ticket` [looks wedged](Renewing::looks_wedged):
+    /// asks every master for a PING through the connection, and if none answers
+    /// within half of [`Renewing::patience`], opens the connection again. Answers whether the
+    /// request should be abandoned (the connection was, or is being, replaced).
+    ///
+    /// The PING tells a wedged connection (nothing answers) from requests that all
+    /// wait on one stopped or slow node (the other masters answer): replacing the
+    /// connection would not help the latter, and would cost a connection timeout.
+    /// One caller at a time checks; the others then find the connection answered
+    /// or replaced. A reopening that failed is not attempted again within
+    /// `cluster_response_timeout`, so a cluster that is down is not flooded; one that
+    /// succeeded may be followed by another as soon as the new connection wedges too
+    /// (`tests/cluster_faults.rs` saw a new connection wedge at its first slot
+    /// refresh, again and again, while slots kept moving).
+    pub(crate) async fn check(&self, ticket: &Ticket) -> bool {
+        let _one_at_a_time = self.reopening.lock().await;
+        if self.generation() != ticket.generation {
+            return true;
+        }
+        if !self.looks_wedged(ticket) {
+            return false;
+        }
+        let now = self.now();
+        let pause = millis(
+            self.recipe
+                .options
+                .cluster_response_timeout
+                .max(self.patience()),
+        );
+        let failed = self.failed.load(Ordering::Relaxed);
+        if failed != 0 && now.saturating_sub(failed) < pause {
+            return false;
+        }
+        let (connection, _) = self.connection();
+        let RedisConnection::Cluster(mut con) = connection else {
+            return false;
+        };
+        let ping = con.route_command(
+            redis::cmd("PING"),
+            RoutingInfo::MultiNode((
+                MultipleNodeRoutingInfo::AllMasters,
+                Some(ResponsePolicy::OneSucceeded),
+            )),
+        );
+        // Half the patience: a master that is up answers a PING in milliseconds.
+        let ping_wait = self.patience() / 2;
+        if let Ok(Ok(_)) = tokio::time::timeout(ping_wait, ping).await {
+            self.answered.fetch_max(self.now(), Ordering::Relaxed);
+            return false;
+        }
         tracing::warn!(
-            error = %err,
-            "the Redis Cluster connection answered nothing since the request was sent; \
-             opening a new one"
+            waited = ?self.patience() + ping_wait,
+            "the Redis Cluster connection answered nothing, not even a PING to every \
+             master; opening a new one"
         );
         crate::metrics::store_retry("reopen cluster connection");
-        let this = Arc::clone(self);
-        tokio::spawn(async move {
-            // Opening may hang too (an unreachable seed): bounded.
-            let limit = this.recipe.options.connection_timeout
-                + this
-                    .recipe
-                    .options
-                    .cluster_response_timeout
-                    .max(Duration::from_secs(1));
-            match tokio::time::timeout(limit, this.recipe.connect()).await {
-                Ok(Ok(connection)) => {
-                    match this.current.write() {
-                        Ok(mut guard) => *guard = connection,
-                        Err(poisoned) => *poisoned.into_inner() = connection,
-                    }
-                    tracing::warn!("opened a new Redis Cluster connection");
+        // Opening may hang too (an unreachable seed): bounded.
+        let limit = self.recipe.options.connection_timeout
+            + self
+                .recipe
+                .options
+                .cluster_response_timeout
+                .max(Duration::from_secs(1));
+        match tokio::time::timeout(limit, self.recipe.connect()).await {
+            Ok(Ok(connection)) => {
+                let generation = ticket.generation + 1;
+                match self.current.write() {
+                    Ok(mut guard) => *guard = (connection, generation),
+                    Err(poisoned) => *poisoned.into_inner() = (connection, generation),
                 }
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "could not open a new Redis Cluster connection")
-                }
-                Err(_) => {
-                    tracing::warn!("could not open a new Redis Cluster connection within {limit:?}")
-                }
+                tracing::warn!(generation, "opened a new Redis Cluster connection");
+                return true;
             }
-            this.renewed.store(this.now(), Ordering::Relaxed);
-            this.renewing.store(false, Ordering::Release);
-        });
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "could not open a new Redis Cluster connection")
+            }
+            Err(_) => {
+                tracing::warn!("could not open a new Redis Cluster connection within {limit:?}")
+            }
+        }
+        self.failed.store(self.now(), Ordering::Relaxed);
+        false
     }
 }
