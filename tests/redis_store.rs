@@ -843,11 +843,43 @@ async fn bulk_placements_cost_a_few_round_trips_not_a_few_per_player() {
     // A single join of a new player: the snapshot, the counter, then the board entry
     // and the state record together: three round trips.
     let began = Instant::now();
-    league.join("solo", None).await.expect("join");
+    let solo_at = league.join("solo", None).await.expect("join");
     let solo = began.elapsed();
     assert!(
         solo < rtt * 37 / 10,
         "a join took {solo:?}, over three round trips of {rtt:?}"
+    );
+    // A profile of a placed player: the profile written and the placement read
+    // together, then the bracket's cached copy: two round trips.
+    // (The first call loads the two scripts: NOSCRIPT, SCRIPT LOAD, EVALSHA.)
+    let warm = [("name".to_string(), "first".to_string())];
+    league
+        .set_profile("solo", &warm)
+        .await
+        .expect("set_profile");
+    let fields = [("name".to_string(), "Solo".to_string())];
+    let began = Instant::now();
+    league
+        .set_profile("solo", &fields)
+        .await
+        .expect("set_profile");
+    let profile = began.elapsed();
+    assert!(
+        profile < rtt * 27 / 10,
+        "set_profile took {profile:?}, over two round trips of {rtt:?}"
+    );
+    let page = league
+        .standings(&solo_at.tier, solo_at.bracket, None, 0, 200)
+        .await
+        .expect("standings");
+    let entry = page
+        .entries
+        .iter()
+        .find(|e| e.player == "solo")
+        .expect("solo placed");
+    assert_eq!(
+        entry.profile["name"], "Solo",
+        "the cached copy is in the bracket: {entry:?}"
     );
     let items: Vec<BatchItem> = (0..N)
         .map(|i| BatchItem::new(format!("s{i:03}"), 1).with_options(opts_at(at_tick(&s, i as u64))))

@@ -52,21 +52,29 @@ impl<S: Store> League<S> {
             None => self.season.retention.player_ttl.as_secs().max(1),
         };
         let pkeys = self.keys.player(player);
-        let written = self
-            .store
-            .set_profile(&pkeys, fields, &self.profile_order, max, ttl)
-            .await?;
-        let (version, json) = match written {
+        // The profile write and the placement read at once: the placement does not
+        // depend on the profile, and one round trip fewer is most of the cost. (A join
+        // racing this reads the profile itself, so the cache below may only be late.)
+        let period_keys = period.as_ref().map(|p| self.period_keys(p.id));
+        let placement = async {
+            match &period_keys {
+                Some(keys) => self.store.placement(keys, player).await,
+                None => Ok(None),
+            }
+        };
+        let (written, placement) = futures::join!(
+            self.store
+                .set_profile(&pkeys, fields, &self.profile_order, max, ttl),
+            placement
+        );
+        let (version, json) = match written? {
             ProfileWrite::Written { version, json } => (version, json),
             ProfileWrite::TooLarge { bytes } => {
                 return Err(InputError::ProfileTooLarge { bytes, max }.into());
             }
         };
         if let Some(period) = period
-            && let Some((tier, bracket)) = self
-                .store
-                .placement(&self.period_keys(period.id), player)
-                .await?
+            && let Some((tier, bracket)) = placement?
         {
             let placed = self.placed(period.id, &tier, bracket);
             self.store
