@@ -165,10 +165,9 @@ impl RedisStore {
     ///
     /// Except on a cluster for calls that must not run twice: redis-rs answers a
     /// cluster pipeline in which one call met MOVED, ASK or TRYAGAIN with that error
-    /// alone, dropping the replies of the calls that ran (while a slot is being
-    /// migrated, a call whose keys are still on the old node runs and the next one,
-    /// whose keys have moved, meets ASK). Sent again, the calls that ran would run
-    /// twice. So those calls go one request each, in order (two updates of one
+    /// alone, dropping the replies of the calls that ran (when a slot's move ends
+    /// while the node works through a pipeline, the calls before the end run and the
+    /// calls after it meet MOVED). Sent again, the calls that ran would run twice. So those calls go one request each, in order (two updates of one
     /// player in a batch apply in the batch's order, as in a pipeline; concurrent
     /// requests could overtake each other after a NOSCRIPT or a redirection): one
     /// round trip per call, the groups of a batch still concurrent. Each call's error
