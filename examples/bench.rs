@@ -24,6 +24,9 @@
 //! run one redis-benchmark per master (with the connections split between them), on
 //! keys of a slot that master owns, and add up.
 
+#[allow(dead_code)] // each example uses part of it
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -398,11 +401,7 @@ async fn used_memory(url: &str) -> u64 {
             c.args(["--user", user, "--pass", password, "--no-auth-warning"]);
         }
         let out = c.args(["info", "memory"]).output().expect("redis-cli");
-        total += String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .find_map(|l| l.strip_prefix("used_memory:"))
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(0);
+        total += common::used_memory_in(&String::from_utf8_lossy(&out.stdout));
     }
     total
 }
@@ -411,9 +410,9 @@ fn season(prefix: &str) -> Season {
     Season::from_toml(&SEASON.replace("PREFIX", prefix), "bench").expect("bench season")
 }
 
+/// The `p` quantile of `sorted`, in microseconds.
 fn pct(sorted: &[Duration], p: f64) -> f64 {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted.get(i).map_or(0.0, |d| d.as_secs_f64() * 1e6)
+    common::percentile(sorted, p).as_secs_f64() * 1e6
 }
 
 /// Runs `op(i)` for i in 0..n from TASKS tasks: operations per second and the sorted

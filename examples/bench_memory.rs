@@ -14,35 +14,16 @@
 //! default configuration (hash-max-listpack-entries 128, hash-max-listpack-value 64,
 //! zset-max-listpack-entries 128), nothing else on it.
 
+#[allow(dead_code)] // each example uses part of it
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::Utc;
 use futures::StreamExt;
-use leaguekit::{League, RedisOptions, RedisStore, Season};
-
-fn season(prefix: &str) -> Season {
-    let text = std::fs::read_to_string("config/season.toml").expect("run from the repository root");
-    let text = text.replacen(
-        "key_prefix = \"lk\"",
-        &format!("key_prefix = \"{prefix}\""),
-        1,
-    );
-    Season::from_toml(&text, "config/season.toml").expect("valid season")
-}
-
-async fn used_memory(con: &mut redis::aio::MultiplexedConnection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("memory")
-        .query_async(con)
-        .await
-        .expect("info");
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
-}
+use leaguekit::{League, RedisOptions, RedisStore};
 
 /// The kind of a key: its hash tag's kind (season, period, bracket, player, player
 /// bucket) and the first part of its name after the tag.
@@ -130,10 +111,10 @@ async fn run(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let prefix = format!("mem{}", Utc::now().timestamp_millis());
     let league = Arc::new(League::new(
-        season(&prefix),
+        common::example_season(&prefix),
         RedisStore::connect(url, RedisOptions::default()).await?,
     ));
-    let before = used_memory(con).await;
+    let before = common::used_memory(con).await;
     let t = Instant::now();
     let mut joins = futures::stream::iter(0..players)
         .map(|i| {
@@ -159,7 +140,7 @@ async fn run(
         r?;
     }
     let elapsed = t.elapsed();
-    let after = used_memory(con).await;
+    let after = common::used_memory(con).await;
     let per = after.saturating_sub(before) as f64 / players as f64;
     println!(
         "{players} players joined {} in {:.1} s: used_memory +{} B, {per:.0} B per joined player",

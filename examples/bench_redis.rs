@@ -11,21 +11,14 @@
 //! engine does more (a Lua script with a request-id check, exact packing and a rank),
 //! so the ratio is the price of those guarantees.
 
+#[allow(dead_code)] // each example uses part of it
+mod common;
+
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use leaguekit::{BatchItem, SubmitOptions};
-use leaguekit::{League, RedisOptions, RedisStore, Season};
-
-fn season(prefix: &str) -> Season {
-    let text = std::fs::read_to_string("config/season.toml").expect("run from the repository root");
-    let text = text.replacen(
-        "key_prefix = \"lk\"",
-        &format!("key_prefix = \"{prefix}\""),
-        1,
-    );
-    Season::from_toml(&text, "config/season.toml").expect("valid season")
-}
+use leaguekit::{League, RedisOptions, RedisStore};
 
 fn rate(n: usize, d: Duration) -> f64 {
     n as f64 / d.as_secs_f64()
@@ -40,23 +33,6 @@ fn line(what: &str, n: usize, engine: Duration, raw: Duration) {
     );
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted.get(i).copied().unwrap_or_default()
-}
-
-async fn used_memory(con: &mut redis::aio::MultiplexedConnection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("memory")
-        .query_async(con)
-        .await
-        .expect("info");
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::args()
@@ -69,7 +45,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(20_000);
     let tag = Utc::now().timestamp_millis();
     let league = League::new(
-        season(&format!("bench{tag}")),
+        common::example_season(&format!("bench{tag}")),
         RedisStore::connect(&url, RedisOptions::default()).await?,
     );
     let client = redis::Client::open(url.as_str())?;
@@ -81,13 +57,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{:<34} {:>12} {:>12}   time ratio", "", "leaguekit", "raw");
 
     // Memory: everyone joins (placement, board entry, state) vs one ZADD each.
-    let before = used_memory(&mut con).await;
+    let before = common::used_memory(&mut con).await;
     let t = Instant::now();
     for p in &ids {
         league.join(p, None).await?;
     }
     let join = t.elapsed();
-    let mid = used_memory(&mut con).await;
+    let mid = common::used_memory(&mut con).await;
     let t = Instant::now();
     for (i, p) in ids.iter().enumerate() {
         let _: i64 = redis::cmd("ZADD")
@@ -98,7 +74,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .await?;
     }
     let raw_join = t.elapsed();
-    let after = used_memory(&mut con).await;
+    let after = common::used_memory(&mut con).await;
     line("join (sequential)", players, join, raw_join);
 
     // Sequential updates: one round trip each (placements are cached after the join).
@@ -183,10 +159,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     raw_lat.sort();
     println!(
         "submit latency p50/p99: leaguekit {:?}/{:?}, raw {:?}/{:?}",
-        percentile(&lat, 0.5),
-        percentile(&lat, 0.99),
-        percentile(&raw_lat, 0.5),
-        percentile(&raw_lat, 0.99)
+        common::percentile(&lat, 0.5),
+        common::percentile(&lat, 0.99),
+        common::percentile(&raw_lat, 0.5),
+        common::percentile(&raw_lat, 0.99)
     );
     let engine_bytes = mid.saturating_sub(before) as f64 / players as f64;
     let raw_bytes = after.saturating_sub(mid) as f64 / players as f64;

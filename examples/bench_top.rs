@@ -11,21 +11,14 @@
 //! reads the tier's top LIMIT (default 100): uncached (a new `League` each time, so no
 //! cached list is reused), cached, and the raw baseline.
 
+#[allow(dead_code)] // each example uses part of it
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use leaguekit::{BatchItem, League, RedisOptions, RedisStore, Season};
-
-fn season(prefix: &str) -> Season {
-    let text = std::fs::read_to_string("config/season.toml").expect("run from the repository root");
-    let text = text.replacen(
-        "key_prefix = \"lk\"",
-        &format!("key_prefix = \"{prefix}\""),
-        1,
-    );
-    Season::from_toml(&text, "config/season.toml").expect("valid season")
-}
+use leaguekit::{BatchItem, League, RedisOptions, RedisStore};
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -43,7 +36,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let limit: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(100);
     let players = brackets * 100;
     let tag = Utc::now().timestamp_millis();
-    let season = season(&format!("benchtop{tag}"));
+    let season = common::example_season(&format!("benchtop{tag}"));
     let tier = season.tiers[0].name.clone();
     let store = RedisStore::connect(&url, RedisOptions::default()).await?;
     let league = Arc::new(League::new(season.clone(), store.clone()));
