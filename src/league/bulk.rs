@@ -291,16 +291,19 @@ impl<S: Store> League<S> {
             }
         }
         let ready: Vec<Going> = ready.into_iter().filter(|g| g.joined.is_some()).collect();
+        // Where a ready player joined (every one of them has).
+        fn joined(g: &Going) -> (&str, u32) {
+            g.joined
+                .as_ref()
+                .map_or(("", 0), |j| (j.tier.as_str(), j.bracket))
+        }
 
         // Stage 4: the board entries.
         let brackets: Vec<Arc<Placed>> = ready
             .iter()
             .map(|g| {
-                let j = g
-                    .joined
-                    .as_ref()
-                    .map_or(("", 0), |j| (j.tier.as_str(), j.bracket));
-                self.placed(wants[g.want].period.id, j.0, j.1)
+                let (tier, bracket) = joined(g);
+                self.placed(wants[g.want].period.id, tier, bracket)
             })
             .collect();
         // Board TTLs, worked out once per period (a batch is nearly always one).
@@ -321,11 +324,8 @@ impl<S: Store> League<S> {
         let states: Vec<PlayerState> = ready
             .iter()
             .map(|g| {
-                let j = g
-                    .joined
-                    .as_ref()
-                    .map_or(("", 0), |j| (j.tier.as_str(), j.bracket));
-                PlayerState::new(wants[g.want].period.id, j.0.to_owned(), j.1)
+                let (tier, bracket) = joined(g);
+                PlayerState::new(wants[g.want].period.id, tier.to_owned(), bracket)
             })
             .collect();
         let writes: Vec<StateWrite<'_>> = ready
