@@ -664,6 +664,39 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         raw_read.0,
         "pages/s",
     );
+    // The same reads with the page cache off: every page built by standings.lua, as
+    // the first read of a bracket after a write is.
+    let cold_store = RedisStore::connect(
+        &url,
+        RedisOptions::default().with_page_cache(Duration::ZERO),
+    )
+    .await?;
+    let cold = Arc::new(League::with_clock(
+        season(&format!("bx{tag}")),
+        cold_store,
+        Arc::new(clock.clone()),
+    ));
+    let (cold_rate, _) = concurrent(n_ops / 4, move |i| {
+        let l = cold.clone();
+        async move {
+            let b = (i * 31) % brackets + 1;
+            l.standings("bronze", b as u32, Some(at_period), 0, 100)
+                .await
+                .expect("standings");
+        }
+    })
+    .await;
+    row(
+        "  the same, page cache off",
+        cold_rate,
+        raw_read.0,
+        "pages/s",
+    );
+    println!(
+        "  ({} of the {} reads above were a bracket's first, built; the others were kept pages)",
+        brackets.min(n_ops / 4),
+        n_ops / 4
+    );
 
     // Joins of new players, one call each, vs one script doing HINCRBY + HSET + ZADD.
     let l = league.clone();
@@ -728,11 +761,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Path::new("target").join("bench");
     let _ = std::fs::create_dir_all(&dir);
     let last = format!(
-        "submit_ratio={:.2} read_ratio={:.2} join_ratio={:.2} submit_p50_us={:.0} \
+        "submit_ratio={:.2} read_ratio={:.2} read_uncached_ratio={:.2} join_ratio={:.2} \
+         submit_p50_us={:.0} \
          submit_p99_us={:.0} read_p50_us={:.0} read_p99_us={:.0} load_players_per_s={:.0} \
          rollover_s={:.2} bytes_per_player={:.0} bytes_per_player_profiles={:.0}",
         submit_rate / raw_submit.0,
         read_rate / raw_read.0,
+        cold_rate / raw_read.0,
         join_rate / raw_join.0,
         pct(&submit_lat, 0.5),
         pct(&submit_lat, 0.99),

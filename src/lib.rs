@@ -24,7 +24,9 @@ pub mod store;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ConfigError, Error, InputError, StoreError};
 pub use league::{CohortCount, JoinItem, JoinOptions, League, Placement, PlayerView, TierCount};
-pub use ranking::{BatchItem, Standing, Standings, Submission, SubmitOptions, TierTop, TopEntry};
+pub use ranking::{
+    BatchItem, Profile, Standing, Standings, Submission, SubmitOptions, TierTop, TopEntry,
+};
 pub use rollover::scheduler::{Scheduler, SchedulerOptions};
 pub use rollover::{RolloverOptions, RolloverReport};
 pub use season::Season;

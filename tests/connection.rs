@@ -155,7 +155,10 @@ async fn small_league_flow(store: RedisStore, tag: &str) {
     assert_eq!(table.players, 12);
     assert_eq!(table.entries[0].player, players[11]);
     assert_eq!(table.entries[0].score, 10 + 11 + 1);
-    assert_eq!(table.entries[0].profile["name"], "Player 11");
+    assert_eq!(
+        table.entries[0].profile.get("name").as_deref(),
+        Some("Player 11")
+    );
     let me = league
         .player(&players[5], Some(period))
         .await

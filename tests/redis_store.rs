@@ -878,7 +878,8 @@ async fn bulk_placements_cost_a_few_round_trips_not_a_few_per_player() {
         .find(|e| e.player == "solo")
         .expect("solo placed");
     assert_eq!(
-        entry.profile["name"], "Solo",
+        entry.profile.get("name").as_deref(),
+        Some("Solo"),
         "the cached copy is in the bracket: {entry:?}"
     );
     let items: Vec<BatchItem> = (0..N)
@@ -1899,4 +1900,89 @@ async fn records_past_their_deadline_are_absent_and_pruned() {
         .await
         .expect("hget");
     assert_eq!(stale, None, "pruned");
+}
+
+/// Kept standings pages (the page cache): the page hash expires within
+/// `RedisOptions::page_cache`; the meta hash that flags it takes the board's expiry, so
+/// no key is left without one; a change to the board drops the pages and the flag;
+/// and with the cache off nothing is kept. (That a kept page is never stale is in
+/// tests/conformance.rs, on every store.)
+#[tokio::test]
+async fn kept_pages_expire_and_go_with_the_next_change() {
+    let prefix = unique_prefix("pages");
+    let s = season(&prefix, "increment", "1s", 100, Some(1_000_000));
+    let league = pinned(s, redis_store().await);
+    let at = start() + chrono::Duration::hours(1);
+    for p in ["a", "b"] {
+        league
+            .submit(p, 5, SubmitOptions::default().at(at))
+            .await
+            .expect("submit");
+    }
+    let mut con = raw_connection().await;
+    let read = || league.standings("bronze", 1, None, 0, 10);
+    read().await.expect("page");
+    let keys = keys_under(&mut con, &prefix).await;
+    let find = |end: &str| {
+        keys.iter()
+            .find(|k| k.ends_with(end))
+            .unwrap_or_else(|| panic!("no {end} key in {keys:?}"))
+            .clone()
+    };
+    let (page, meta, board) = (find(":page"), find(":meta"), find(":board"));
+    let page_ttl = pttl(&mut con, &page).await;
+    assert!(
+        0 < page_ttl && page_ttl <= 30_000,
+        "page cache: {page_ttl} ms"
+    );
+    let (meta_ttl, board_ttl) = (pttl(&mut con, &meta).await, pttl(&mut con, &board).await);
+    assert!(
+        meta_ttl > 0 && (board_ttl - meta_ttl).abs() < 5_000,
+        "meta {meta_ttl} ms, board {board_ttl} ms"
+    );
+    let flag: Option<String> = redis::cmd("HGET")
+        .arg(&meta)
+        .arg("paged")
+        .query_async(&mut con)
+        .await
+        .expect("hget");
+    assert_eq!(flag.as_deref(), Some("1"));
+
+    league
+        .submit("a", 1, SubmitOptions::default().at(at))
+        .await
+        .expect("submit");
+    assert_eq!(
+        pttl(&mut con, &page).await,
+        -2,
+        "the change dropped the pages"
+    );
+    let flag: Option<String> = redis::cmd("HGET")
+        .arg(&meta)
+        .arg("paged")
+        .query_async(&mut con)
+        .await
+        .expect("hget");
+    assert_eq!(flag, None, "and the flag");
+
+    let off = RedisStore::connect(
+        &redis_url(),
+        RedisOptions::default().with_page_cache(Duration::ZERO),
+    )
+    .await
+    .expect("connect");
+    let league = pinned(
+        season(&prefix, "increment", "1s", 100, Some(1_000_000)),
+        off,
+    );
+    let page_of_off = league
+        .standings("bronze", 1, None, 0, 10)
+        .await
+        .expect("page");
+    assert_eq!(page_of_off.entries.len(), 2);
+    assert_eq!(
+        pttl(&mut con, &page).await,
+        -2,
+        "nothing kept with the cache off"
+    );
 }

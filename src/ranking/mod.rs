@@ -6,11 +6,13 @@
 //! never builds a key itself (keys come from the league's placements) and never
 //! closes anything.
 
+mod cached_profile;
 mod profile;
 mod standings;
 mod submit;
 mod top;
 
+pub use cached_profile::Profile;
 pub use top::{MAX_TOP, TOP_CACHE, TierTop, TopEntry};
 
 use chrono::{DateTime, Utc};
@@ -60,8 +62,8 @@ pub struct Standing {
     pub player: String,
     /// The exact score.
     pub score: u64,
-    /// The cached profile fields (an empty object when none are set).
-    pub profile: serde_json::Value,
+    /// The cached profile fields (an empty object when none are set), as stored.
+    pub profile: Profile,
 }
 
 /// A page of one bracket's standings.

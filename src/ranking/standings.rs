@@ -13,10 +13,7 @@ use crate::league::*;
 impl<S: Store> League<S> {
     pub(crate) fn standing(&self, offset: u64, i: usize, e: RawEntry) -> Standing {
         let (score, _) = self.season.packing.unpack(e.packed);
-        let profile = e
-            .profile
-            .and_then(|p| serde_json::from_str(&p).ok())
-            .unwrap_or_else(|| serde_json::Value::Object(Default::default()));
+        let profile = e.profile.and_then(Profile::from_json).unwrap_or_default();
         Standing {
             rank: offset + i as u64 + 1,
             player: e.player,

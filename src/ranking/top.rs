@@ -45,7 +45,7 @@ pub struct TopEntry {
     /// Their bracket (within their cohort).
     pub bracket: u32,
     /// Their cached profile (`{}` if none).
-    pub profile: serde_json::Value,
+    pub profile: super::Profile,
 }
 
 /// The best players of a whole tier in a period ([`League::top`]).

@@ -241,7 +241,7 @@ pub(super) struct StandingOut {
     score: u64,
     /// The cached profile fields (an empty object when none are set).
     #[schema(value_type = Object)]
-    profile: serde_json::Value,
+    profile: crate::ranking::Profile,
 }
 
 impl From<Standing> for StandingOut {

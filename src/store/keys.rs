@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed) |
 //! | period | `{season/pN}` | `joins` (hash tier → players joined), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` |
-//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash), `out` (hash: outcomes), `lease`, `rq:<player>:<id>` (idempotency) |
+//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash), `out` (hash: outcomes), `lease`, `page` (hash: built standings pages, short-lived), `rq:<player>:<id>` (idempotency) |
 //! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash) |
 //!
 //! **Buckets** (key layout [`LAYOUT`]). A player's small records live many players to
@@ -134,6 +134,7 @@ impl Keys {
             meta: format!("{base}:meta"),
             outcomes: format!("{base}:out"),
             lease: format!("{base}:lease"),
+            pages: format!("{base}:page"),
             base,
         }
     }
@@ -223,6 +224,9 @@ pub struct BracketKeys {
     pub outcomes: String,
     /// String: the rollover lease (which process is closing the bracket).
     pub lease: String,
+    /// Hash: `"first:last"` → a built standings page, kept for a short while and
+    /// deleted by every write that changes what a page shows (Redis only).
+    pub pages: String,
 }
 
 impl BracketKeys {

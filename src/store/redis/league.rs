@@ -264,6 +264,7 @@ pub(super) fn enter_invocation(entry: &BoardEntry<'_>) -> ScriptInvocation<'stat
     inv.key(&entry.bracket.board)
         .key(&entry.bracket.profiles)
         .key(&entry.bracket.meta)
+        .key(&entry.bracket.pages)
         .arg(entry.player)
         .arg(entry.size.max(1))
         .arg(entry.ttl_secs.clamp(1, MAX_WINDOW_SECS));

@@ -134,6 +134,15 @@ impl RedisStore {
         }
     }
 
+    /// [`RedisOptions::page_cache`] in milliseconds, as standings.lua takes it: at
+    /// most a day (a longer keep would only hold memory longer; PEXPIRE refuses
+    /// values near 2^63).
+    fn page_cache_ms(&self) -> u64 {
+        u64::try_from(self.options.page_cache.as_millis())
+            .unwrap_or(u64::MAX)
+            .min(86_400_000)
+    }
+
     /// The options this store was created with.
     pub fn options(&self) -> &RedisOptions {
         &self.options

@@ -29,7 +29,7 @@ fn update_invocation<'s>(
     let valid = update.span >= 2 && Packing::new(update.max_score, update.span - 1).is_ok();
     let limit = EXACT_LIMIT as i64;
     let mut inv = SCRIPTS.update.prepare_invoke();
-    inv.key(&keys.board).key(&keys.meta);
+    inv.key(&keys.board).key(&keys.meta).key(&keys.pages);
     let window = match &update.request {
         Some((key, window)) => {
             inv.key(key);
@@ -185,7 +185,7 @@ impl RankingStore for RedisStore {
         offset: u64,
         limit: u64,
     ) -> Result<Page, StoreError> {
-        let inv = standings_invocation(bracket, offset, limit);
+        let inv = standings_invocation(bracket, offset, limit, self.page_cache_ms());
         let reply = self.invoke("standings", Retry::Idempotent, &inv).await?;
         let mut page = page(reply, "standings reply")?;
         page.offset = offset;
@@ -201,7 +201,9 @@ impl RankingStore for RedisStore {
         }
         let invocations: Vec<ScriptInvocation<'_>> = reads
             .iter()
-            .map(|(bracket, offset, limit)| standings_invocation(bracket, *offset, *limit))
+            .map(|(bracket, offset, limit)| {
+                standings_invocation(bracket, *offset, *limit, self.page_cache_ms())
+            })
             .collect();
         let tags: Vec<&str> = reads.iter().map(|(b, _, _)| hash_tag(&b.board)).collect();
         self.pipelined(
@@ -323,6 +325,7 @@ impl RankingStore for RedisStore {
         let mut inv = SCRIPTS.cache_profile.prepare_invoke();
         inv.key(&bracket.board)
             .key(&bracket.profiles)
+            .key(&bracket.pages)
             .arg(player)
             .arg(version)
             .arg(json);
@@ -340,10 +343,12 @@ impl RankingStore for RedisStore {
 }
 
 /// `standings.lua` for entries `offset..offset+limit` of the bracket.
+/// `keep_ms` is how long the page may be kept in the page cache (0: not at all).
 fn standings_invocation(
     bracket: &BracketKeys,
     offset: u64,
     limit: u64,
+    keep_ms: u64,
 ) -> ScriptInvocation<'static> {
     // Redis ranks are signed 64-bit; no board comes near the clamp.
     let top = i64::MAX as u64;
@@ -352,8 +357,11 @@ fn standings_invocation(
     let mut inv = SCRIPTS.standings.prepare_invoke();
     inv.key(&bracket.board)
         .key(&bracket.profiles)
+        .key(&bracket.pages)
+        .key(&bracket.meta)
         .arg(first)
         .arg(last)
-        .arg(if limit == 0 { "0" } else { "1" });
+        .arg(if limit == 0 { "0" } else { "1" })
+        .arg(keep_ms);
     inv
 }

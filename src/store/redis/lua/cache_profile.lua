@@ -4,6 +4,7 @@
 --
 -- KEYS[1]  bracket board (zset: player -> minus the packed score)
 -- KEYS[2]  bracket profile cache (hash: player -> "version json")
+-- KEYS[3]  bracket page cache (see standings.lua): deleted when a profile changes
 -- ARGV[1]  player id
 -- ARGV[2]  the profile's version
 -- ARGV[3]  the whole profile as JSON
@@ -19,4 +20,5 @@ if version and version >= tonumber(ARGV[2]) then
   return 0
 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ' ' .. ARGV[3])
+redis.call('DEL', KEYS[3])
 return 1

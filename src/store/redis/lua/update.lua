@@ -15,8 +15,10 @@
 -- Times are unix milliseconds (about 1.8e12), exact as doubles.
 --
 -- KEYS[1]  bracket board (zset: player -> minus the packed score)
--- KEYS[2]  bracket meta (hash: field "closed" marks a closed bracket)
--- KEYS[3]  idempotency key of (player, request id) (absent when there is none)
+-- KEYS[2]  bracket meta (hash: field "closed" marks a closed bracket, "paged" that
+--          the page cache may hold pages)
+-- KEYS[3]  bracket page cache (see standings.lua): deleted when the board changes
+-- KEYS[4]  idempotency key of (player, request id) (absent when there is none)
 -- ARGV[1]  player id
 -- ARGV[2]  mode: increment | best | set
 -- ARGV[3]  value (integer; the caller clamps it to +-2^53, which changes no outcome)
@@ -54,7 +56,7 @@ end
 
 -- The idempotency record first: a retry is answered as the first time was, even
 -- once the period has closed.
-local rq = KEYS[3]
+local rq = KEYS[4]
 if rq then
   local seen = redis.call('GET', rq)
   if seen then
@@ -85,7 +87,8 @@ if now >= tonumber(ARGV[12]) then
   return {'closed', '0', '0'}
 end
 
-if redis.call('HEXISTS', KEYS[2], 'closed') == 1 then
+local meta = redis.call('HMGET', KEYS[2], 'closed', 'paged')
+if meta[1] then
   return {'closed', '0', '0'}
 end
 
@@ -161,6 +164,10 @@ end
 local newpacked = result * span + newrev
 
 redis.call('ZADD', KEYS[1], neg(newpacked), player)
+if newpacked ~= packed and meta[2] then
+  redis.call('DEL', KEYS[3])
+  redis.call('HDEL', KEYS[2], 'paged')
+end
 local rank = redis.call('ZRANK', KEYS[1], player)
 
 local out_packed = fmt(newpacked)

@@ -1,0 +1,175 @@
+//! [`Profile`]: a player's profile as the board's cache holds it, JSON text returned
+//! as it is stored.
+//!
+//! A standings page carries up to 1000 profiles. Parsing each into a
+//! `serde_json::Value` cost about a quarter of a page's client CPU (a map and two
+//! strings per field, all allocated and freed again), and the HTTP server then wrote
+//! the same JSON back out. A `Profile` keeps the text: one allocation, checked to be
+//! JSON, parsed only when a field is asked for, and serialised as it is.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+/// A player's cached profile: a JSON object of field name → string (`{}` when none
+/// is set), kept as the text the store holds.
+///
+/// ```
+/// let p = leaguekit::Profile::from_json(r#"{"name":"Ada","avatar":"a1"}"#).unwrap();
+/// assert_eq!(p.get("name").as_deref(), Some("Ada"));
+/// assert_eq!(p.get("email"), None);
+/// assert_eq!(p, serde_json::json!({"avatar": "a1", "name": "Ada"}));
+/// assert_eq!(serde_json::to_string(&p).unwrap(), r#"{"name":"Ada","avatar":"a1"}"#);
+/// ```
+#[derive(Clone)]
+pub struct Profile(Option<Box<RawValue>>); // None: `{}`, without an allocation
+
+impl Profile {
+    /// The profile with no field set (`{}`).
+    pub fn empty() -> Profile {
+        Profile(None)
+    }
+
+    /// A profile from JSON text: `None` unless it is a JSON object.
+    pub fn from_json(json: impl Into<String>) -> Option<Profile> {
+        let json = json.into();
+        if !json.trim_start().starts_with('{') {
+            return None;
+        }
+        RawValue::from_string(json)
+            .ok()
+            .map(|raw| Profile(Some(raw)))
+    }
+
+    /// The JSON text, as stored.
+    pub fn as_json(&self) -> &str {
+        self.0.as_deref().map_or("{}", RawValue::get)
+    }
+
+    /// Whether no field is set.
+    pub fn is_empty(&self) -> bool {
+        self.fields().is_empty()
+    }
+
+    /// One field's value (parses the text).
+    pub fn get(&self, field: &str) -> Option<String> {
+        self.fields().remove(field)
+    }
+
+    /// Every field and its value (parses the text). A value that is not a string
+    /// (never written by leaguekit) is given as its JSON text.
+    pub fn fields(&self) -> BTreeMap<String, String> {
+        let parsed: BTreeMap<String, serde_json::Value> =
+            serde_json::from_str(self.as_json()).unwrap_or_default();
+        parsed
+            .into_iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => (k, s),
+                other => (k, other.to_string()),
+            })
+            .collect()
+    }
+
+    /// The profile as a `serde_json::Value` (an object; parses the text).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::from_str(self.as_json())
+            .unwrap_or_else(|_| serde_json::Value::Object(Default::default()))
+    }
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile::empty()
+    }
+}
+
+impl fmt::Debug for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_json())
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_json())
+    }
+}
+
+/// Equal when they hold the same fields and values, whatever the order or spacing
+/// of their text.
+impl PartialEq for Profile {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_json() == other.as_json() || self.to_value() == other.to_value()
+    }
+}
+
+impl Eq for Profile {}
+
+impl PartialEq<serde_json::Value> for Profile {
+    fn eq(&self, other: &serde_json::Value) -> bool {
+        &self.to_value() == other
+    }
+}
+
+impl Serialize for Profile {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Some(raw) => raw.serialize(serializer),
+            None => serializer.collect_map(std::iter::empty::<(&str, &str)>()),
+        }
+    }
+}
+
+/// From JSON text only (serde_json's raw values): a JSON object, kept as written.
+impl<'de> Deserialize<'de> for Profile {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        if !raw.get().trim_start().starts_with('{') {
+            return Err(serde::de::Error::custom(format!(
+                "a profile is a JSON object, not {}",
+                raw.get()
+            )));
+        }
+        Ok(Profile(Some(raw)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_objects_are_profiles() {
+        assert!(Profile::from_json("{}").is_some());
+        assert!(Profile::from_json(" {\"a\":\"b\"}").is_some());
+        assert!(Profile::from_json("[1]").is_none());
+        assert!(Profile::from_json("\"x\"").is_none());
+        assert!(Profile::from_json("{\"a\":").is_none());
+        assert!(Profile::empty().is_empty());
+        assert_eq!(Profile::default().as_json(), "{}");
+    }
+
+    #[test]
+    fn equality_is_by_content() {
+        let a = Profile::from_json(r#"{"a":"1","b":"2"}"#).unwrap();
+        let b = Profile::from_json(r#"{ "b": "2", "a": "1" }"#).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, Profile::empty());
+        assert_eq!(a.get("b").as_deref(), Some("2"));
+        assert_eq!(a.fields().len(), 2);
+    }
+
+    #[test]
+    fn serialises_as_stored() {
+        let p = Profile::from_json(r#"{"z":"last","a":"é\"q"}"#).unwrap();
+        let out = serde_json::to_string(&vec![p.clone()]).unwrap();
+        assert_eq!(out, r#"[{"z":"last","a":"é\"q"}]"#);
+        assert_eq!(p.get("a").as_deref(), Some("é\"q"));
+        let back: Vec<Profile> = serde_json::from_str(&out).unwrap();
+        assert_eq!(back, [p]);
+        assert!(serde_json::from_str::<Profile>("[1]").is_err());
+        assert_eq!(serde_json::to_string(&Profile::empty()).unwrap(), "{}");
+    }
+}
