@@ -615,15 +615,18 @@ async fn updates_without_a_request_id_follow_ask_or_wait_out_a_half_moved_slot()
     };
 
     // 1. Every declared key exists: a field the update script does not read gives the
-    // bracket its meta hash.
+    // bracket its meta hash, and one its page cache (in practice both exist once a
+    // page has been read and kept).
     let (_, from) = slot_owner(ports[0], slot);
     let to = *ports.iter().find(|&&p| p != from).expect("another master");
-    redis::cmd("HSET")
-        .arg(&keys.meta)
-        .arg("test")
-        .arg("1")
-        .query::<()>(&mut admin(from))
-        .expect("hset meta");
+    for key in [&keys.meta, &keys.pages] {
+        redis::cmd("HSET")
+            .arg(key)
+            .arg("test")
+            .arg("1")
+            .query::<()>(&mut admin(from))
+            .expect("hset");
+    }
     let moving = common::cluster::SlotMove::begin(slot, from, to);
     assert!(
         moving.migrate_keys(false) >= 2,
@@ -642,6 +645,7 @@ async fn updates_without_a_request_id_follow_ask_or_wait_out_a_half_moved_slot()
     // 2. The meta hash gone: TRYAGAIN until the move ends, 500 ms later.
     redis::cmd("DEL")
         .arg(&keys.meta)
+        .arg(&keys.pages)
         .query::<()>(&mut admin(to))
         .expect("del meta");
     let (from, to) = (to, from);

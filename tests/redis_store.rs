@@ -1986,3 +1986,35 @@ async fn kept_pages_expire_and_go_with_the_next_change() {
         "nothing kept with the cache off"
     );
 }
+
+/// In the bulk path one item's failure (here, foreign data under a player's bucket)
+/// is that item's error, and the items around it are placed as if they had gone
+/// alone.
+#[tokio::test]
+async fn a_batch_item_that_fails_fails_alone() {
+    let prefix = unique_prefix("batchfail");
+    let s = season(&prefix, "increment", "1s", 100, Some(1_000_000));
+    let keys = Keys::of(&s);
+    let league = pinned(s, redis_store().await);
+    let mut con = raw_connection().await;
+    let bad = keys.player("p1");
+    let _: () = redis::cmd("SET")
+        .arg(bad.state())
+        .arg("not a hash")
+        .query_async(&mut con)
+        .await
+        .expect("set");
+    let items: Vec<leaguekit::JoinItem> = ["p0", "p1", "p2"]
+        .into_iter()
+        .map(leaguekit::JoinItem::new)
+        .collect();
+    let placed = league.join_many(&items).await;
+    assert!(placed[0].is_ok(), "{:?}", placed[0]);
+    assert!(placed[2].is_ok(), "{:?}", placed[2]);
+    let err = placed[1].as_ref().expect_err("foreign data");
+    assert!(err.to_string().contains("WRONGTYPE"), "{err}");
+    for p in ["p0", "p2"] {
+        let v = league.player(p, None).await.expect("player");
+        assert_eq!(v.bracket, Some(1), "{p}");
+    }
+}
