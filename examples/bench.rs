@@ -452,6 +452,26 @@ where
     (rate, all)
 }
 
+/// Reads `n` first pages of 100 of period 1's bronze brackets (1..=brackets, in a
+/// stride that visits each once before any twice) from TASKS tasks.
+async fn read_pages(
+    league: &Arc<League<RedisStore>>,
+    n: usize,
+    brackets: usize,
+) -> (f64, Vec<Duration>) {
+    let l = league.clone();
+    concurrent(n, move |i| {
+        let l = l.clone();
+        async move {
+            let b = (i * 31) % brackets + 1;
+            l.standings("bronze", b as u32, Some(1), 0, 100)
+                .await
+                .expect("standings");
+        }
+    })
+    .await
+}
+
 /// Sets a two-field profile for `ids` (from TASKS tasks), then joins them all through
 /// `join_many`: the profiles' rate and the joins' rate.
 async fn load(
@@ -631,17 +651,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     row("idempotent submit", submit_rate, raw_submit.0, "ops/s");
 
     // Standings pages of 100 with profiles vs ZREVRANGE of a 100-member set.
-    let (l, at_period) = (league.clone(), 1u64);
-    let (read_rate, read_lat) = concurrent(n_ops / 4, move |i| {
-        let l = l.clone();
-        async move {
-            let b = (i * 31) % brackets + 1;
-            l.standings("bronze", b as u32, Some(at_period), 0, 100)
-                .await
-                .expect("standings");
-        }
-    })
-    .await;
+    let (read_rate, read_lat) = read_pages(&league, n_ops / 4, brackets).await;
     for (node, tag) in nodes.iter().zip(&tags) {
         let c = redis::Client::open(format!("redis://{}:{}/", node.host, node.port))?;
         let mut c = c.get_multiplexed_async_connection().await?;
@@ -676,16 +686,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         cold_store,
         Arc::new(clock.clone()),
     ));
-    let (cold_rate, _) = concurrent(n_ops / 4, move |i| {
-        let l = cold.clone();
-        async move {
-            let b = (i * 31) % brackets + 1;
-            l.standings("bronze", b as u32, Some(at_period), 0, 100)
-                .await
-                .expect("standings");
-        }
-    })
-    .await;
+    let (cold_rate, _) = read_pages(&cold, n_ops / 4, brackets).await;
     row(
         "  the same, page cache off",
         cold_rate,

@@ -1099,6 +1099,19 @@ async fn raw_connection() -> redis::aio::MultiplexedConnection {
         .expect("connect")
 }
 
+async fn hget(
+    con: &mut redis::aio::MultiplexedConnection,
+    key: &str,
+    field: &str,
+) -> Option<String> {
+    redis::cmd("HGET")
+        .arg(key)
+        .arg(field)
+        .query_async(con)
+        .await
+        .expect("hget")
+}
+
 async fn pttl(con: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
     redis::cmd("PTTL")
         .arg(key)
@@ -1940,13 +1953,7 @@ async fn kept_pages_expire_and_go_with_the_next_change() {
         meta_ttl > 0 && (board_ttl - meta_ttl).abs() < 5_000,
         "meta {meta_ttl} ms, board {board_ttl} ms"
     );
-    let flag: Option<String> = redis::cmd("HGET")
-        .arg(&meta)
-        .arg("paged")
-        .query_async(&mut con)
-        .await
-        .expect("hget");
-    assert_eq!(flag.as_deref(), Some("1"));
+    assert_eq!(hget(&mut con, &meta, "paged").await.as_deref(), Some("1"));
 
     league
         .submit("a", 1, SubmitOptions::default().at(at))
@@ -1957,13 +1964,7 @@ async fn kept_pages_expire_and_go_with_the_next_change() {
         -2,
         "the change dropped the pages"
     );
-    let flag: Option<String> = redis::cmd("HGET")
-        .arg(&meta)
-        .arg("paged")
-        .query_async(&mut con)
-        .await
-        .expect("hget");
-    assert_eq!(flag, None, "and the flag");
+    assert_eq!(hget(&mut con, &meta, "paged").await, None, "and the flag");
 
     let off = RedisStore::connect(
         &redis_url(),
