@@ -1631,6 +1631,181 @@ on_both!(
     }
 );
 
+// join_many at the store: a batch is counted as its joins one by one would be; new
+// players of each tier in order, a player listed twice placed once, a refused join
+// (its time) refused alone, and a join past a full bracket moving the counter after
+// the batch's earlier joins of that tier.
+on_both!(store_join_many_counts_as_one_by_one, |league, _clock| {
+    use leaguekit::StoreError;
+    use leaguekit::store::{JoinRequest, Joined, LeagueStore, Now, TimeCheck};
+    let store = league.store();
+    let period = league.keys().period(9);
+    let join =
+        |p: &'static str, tier: &'static str| JoinRequest::new(p, tier, 2, TimeCheck::unbounded());
+    let future = JoinRequest::new(
+        "e",
+        "bronze",
+        2,
+        TimeCheck::new(Now::At(0), 10_000, 0, i64::MAX, 0),
+    );
+    let placed = |r: Result<Joined, StoreError>| {
+        r.map(|j| (j.tier, j.bracket, j.new))
+            .map_err(|e| format!("{e:?}"))
+    };
+    let first: Vec<_> = store
+        .join_many(
+            &period,
+            &[
+                join("a", "bronze"),
+                join("b", "silver"),
+                join("c", "bronze"),
+                join("a", "bronze"),
+                future,
+                join("d", "bronze"),
+            ],
+        )
+        .await
+        .into_iter()
+        .map(placed)
+        .collect();
+    let b = |n: u32, new: bool| Ok(("bronze".to_owned(), n, new));
+    assert_eq!(first[0], b(1, true));
+    assert_eq!(first[1], Ok(("silver".to_owned(), 1, true)));
+    assert_eq!(first[2], b(1, true));
+    assert_eq!(first[3], b(1, false));
+    assert!(
+        first[4].as_ref().is_err_and(|e| e.contains("Future")),
+        "{:?}",
+        first[4]
+    );
+    assert_eq!(first[5], b(2, true));
+    // Later: known players keep their brackets, the counter goes on; a join past c's
+    // bracket (found full) lands after the new player listed before it.
+    let second: Vec<_> = store
+        .join_many(
+            &period,
+            &[
+                join("c", "silver"),
+                join("f", "bronze"),
+                join("h", "bronze"),
+                join("c", "bronze").replacing_full(1),
+            ],
+        )
+        .await
+        .into_iter()
+        .map(placed)
+        .collect();
+    assert_eq!(second, [b(1, false), b(2, true), b(3, true), b(3, true)]);
+    assert_eq!(
+        store.placement(&period, "c").await.expect("placement"),
+        Some(("bronze".to_owned(), 3))
+    );
+    let mut joined = store.joined(&period).await.expect("joined");
+    joined.sort();
+    assert_eq!(joined, [("bronze".to_owned(), 6), ("silver".to_owned(), 1)]);
+});
+
+// enter_many: a batch's players of one bracket are entered in order until the board
+// is full (the rest answered Full, their profiles not cached); an entry is entered once; a player listed twice is entered once with the newest profile; an older
+// profile version never replaces a newer one; a closed bracket refuses the whole batch
+// and stays unchanged; other brackets' entries in the same batch are their own.
+on_both!(enter_many_fills_a_bracket_in_order, |league, _clock| {
+    use leaguekit::StoreError;
+    use leaguekit::store::{
+        BoardEntry, CloseCheck, Entered, LeagueStore, RankingStore, RolloverStore,
+    };
+    let store = league.store();
+    let keys = league.keys();
+    let one = keys.bracket(7, "bronze", 1);
+    let two = keys.bracket(7, "bronze", 2);
+    assert_eq!(
+        store
+            .enter(&one, "a", 3, Some((5, r#"{"name":"a5"}"#)), 3600)
+            .await
+            .expect("enter"),
+        Entered::Ok
+    );
+    let entries = [
+        BoardEntry::new(&one, "a", 3, 3600).profile(Some((4, r#"{"name":"a4"}"#))),
+        BoardEntry::new(&one, "b", 3, 3600).profile(Some((1, r#"{"name":"b1"}"#))),
+        BoardEntry::new(&two, "x", 3, 3600),
+        BoardEntry::new(&one, "b", 3, 3600).profile(Some((3, r#"{"name":"b3"}"#))),
+        BoardEntry::new(&one, "c", 3, 3600),
+        BoardEntry::new(&one, "d", 3, 3600).profile(Some((1, r#"{"name":"d1"}"#))),
+        BoardEntry::new(&one, "b", 3, 3600).profile(Some((2, r#"{"name":"b2"}"#))),
+    ];
+    let got: Vec<Entered> = store
+        .enter_many(&entries)
+        .await
+        .into_iter()
+        .map(|r| r.expect("entered"))
+        .collect();
+    use Entered::{Full, Ok};
+    assert_eq!(got, [Ok, Ok, Ok, Ok, Ok, Full, Ok]);
+    let page = store.standings(&one, 0, 10).await.expect("standings");
+    let mut on_board: Vec<(String, u64, Option<String>)> = page
+        .entries
+        .into_iter()
+        .map(|e| (e.player, e.packed, e.profile))
+        .collect();
+    on_board.sort();
+    let name = |n: &str| Some(format!(r#"{{"name":"{n}"}}"#));
+    assert_eq!(
+        on_board,
+        [
+            ("a".to_owned(), 0, name("a5")),
+            ("b".to_owned(), 0, name("b3")),
+            ("c".to_owned(), 0, None),
+        ]
+    );
+    assert_eq!(page.total, 3);
+    let two_page = store.standings(&two, 0, 10).await.expect("standings");
+    assert_eq!(two_page.total, 1);
+    // Entered again: unchanged.
+    let again = store
+        .enter_many(&[BoardEntry::new(&one, "c", 3, 3600)])
+        .await;
+    assert!(matches!(again.as_slice(), [Result::Ok(Ok)]), "{again:?}");
+    assert_eq!(
+        store.standings(&one, 0, 10).await.expect("standings").total,
+        3
+    );
+    // A closed bracket refuses every entry of the batch; the other bracket's go on.
+    store
+        .freeze(&one, CloseCheck::unbounded())
+        .await
+        .expect("freeze");
+    let closed = store
+        .enter_many(&[
+            BoardEntry::new(&one, "e", 3, 3600),
+            BoardEntry::new(&two, "y", 3, 3600),
+            BoardEntry::new(&one, "a", 3, 3600).profile(Some((9, r#"{"name":"a9"}"#))),
+        ])
+        .await;
+    assert!(
+        matches!(
+            closed.as_slice(),
+            [
+                Err(StoreError::PeriodClosed),
+                Result::Ok(Ok),
+                Err(StoreError::PeriodClosed)
+            ]
+        ),
+        "{closed:?}"
+    );
+    let page = store.standings(&one, 0, 10).await.expect("standings");
+    assert_eq!(page.total, 3);
+    assert!(
+        page.entries
+            .iter()
+            .any(|e| e.player == "a" && e.profile == name("a5"))
+    );
+    assert_eq!(
+        store.standings(&two, 0, 10).await.expect("standings").total,
+        2
+    );
+});
+
 // record_state: a later period moves the placement to `previous`; the same period
 // replaces tier and bracket and keeps `previous` (a join whose bracket was found full
 // corrects the state); an earlier period changes nothing.

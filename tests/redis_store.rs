@@ -1884,8 +1884,9 @@ async fn records_past_their_deadline_are_absent_and_pruned() {
         .await
         .expect("hget");
     assert_eq!(profile, None);
-    // Another player's write to the bucket prunes a stale record it samples (a bucket
-    // this small is sampled whole).
+    // Other players' writes to the bucket prune a stale record: one write in 16 samples
+    // the bucket (a bucket this small is sampled whole), so within 400 writes it goes
+    // (a chance of (15/16)^400, below 1e-11, that it stays), and the live records stay.
     let mate = (0..)
         .map(|i| format!("m{i}"))
         .find(|m| keys.player(m).bucket == player.bucket)
@@ -1897,22 +1898,35 @@ async fn records_past_their_deadline_are_absent_and_pruned() {
         .query_async(&mut con)
         .await
         .expect("hset");
-    store
-        .record_state(
-            &keys.player(&mate),
-            &leaguekit::store::PlayerState::new(5, "bronze", 1),
-            3600,
-            0,
-        )
+    let mut writes = 0;
+    let stale = loop {
+        store
+            .record_state(
+                &keys.player(&mate),
+                &leaguekit::store::PlayerState::new(5 + writes, "bronze", 1),
+                3600,
+                0,
+            )
+            .await
+            .expect("state");
+        writes += 1;
+        let stale: Option<String> = redis::cmd("HGET")
+            .arg(player.state())
+            .arg("old")
+            .query_async(&mut con)
+            .await
+            .expect("hget");
+        if stale.is_none() || writes == 400 {
+            break stale;
+        }
+    };
+    assert_eq!(stale, None, "pruned within {writes} writes");
+    let mate_state = store
+        .player_state(&keys.player(&mate))
         .await
-        .expect("state");
-    let stale: Option<String> = redis::cmd("HGET")
-        .arg(player.state())
-        .arg("old")
-        .query_async(&mut con)
-        .await
-        .expect("hget");
-    assert_eq!(stale, None, "pruned");
+        .expect("state")
+        .expect("the writer's own record stays");
+    assert_eq!(mate_state.period, 4 + writes);
 }
 
 /// Kept standings pages (the page cache): the page hash expires within

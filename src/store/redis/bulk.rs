@@ -4,6 +4,8 @@
 //! [`RedisStore::pipelined`]). The scripts and replies are the single operations'
 //! (`league.rs`), so a batch behaves exactly as its items one by one.
 
+use std::collections::HashMap;
+
 use ::redis::ScriptInvocation;
 
 use super::league::*;
@@ -13,7 +15,18 @@ use crate::error::StoreError;
 use crate::store::keys::{PeriodKeys, PlayerKeys, hash_tag};
 use crate::store::*;
 
+/// Players of one bracket entered by one enter.lua call on the bulk path: enough to
+/// take a batch's players of a bracket (100 by default) in one call, few enough to keep
+/// the call's arguments and its time on the server small.
+const ENTER_AT_ONCE: usize = 128;
+
+/// Joins of one period placed by one join.lua call on the bulk path (its keys and
+/// arguments grow with it: 1 key and 8 arguments a join).
+const JOIN_AT_ONCE: usize = 128;
+
 impl RedisStore {
+    /// Joins of one period, [`JOIN_AT_ONCE`] to a join.lua call, so the clock, the
+    /// closing mark and each tier's counter are touched once per call.
     pub(super) async fn bulk_join(
         &self,
         period: &PeriodKeys,
@@ -22,19 +35,41 @@ impl RedisStore {
         if requests.is_empty() {
             return Vec::new();
         }
-        let calls: Vec<ScriptInvocation<'_>> = requests
-            .iter()
-            .map(|r| join_invocation(period, r))
-            .collect();
+        // Calls of consecutive joins that share the clock and the TTL (a call carries
+        // them once; a league's batch always shares them). A join past a full
+        // bracket goes alone, as join.lua requires.
+        let mut chunks: Vec<Vec<&JoinRequest<'_>>> = Vec::new();
+        for r in requests {
+            match chunks.last_mut() {
+                Some(c)
+                    if c.len() < JOIN_AT_ONCE
+                        && c[0].time.now == r.time.now
+                        && c[0].ttl_secs == r.ttl_secs
+                        && c[0].replace_full.is_none()
+                        && r.replace_full.is_none() =>
+                {
+                    c.push(r)
+                }
+                _ => chunks.push(vec![r]),
+            }
+        }
+        let calls: Vec<ScriptInvocation<'_>> =
+            chunks.iter().map(|c| join_invocation(period, c)).collect();
         let tags = vec![hash_tag(&period.base); calls.len()];
         // Joins are idempotent: a resent join answers the first placement.
-        self.pipelined("join_many", &SCRIPTS.join, &calls, &tags, |_| {
-            Retry::Idempotent
-        })
-        .await
-        .into_iter()
-        .map(|reply| reply.and_then(|r| parse_join(r?)))
-        .collect()
+        let answers = self
+            .pipelined("join_many", &SCRIPTS.join, &calls, &tags, |_| {
+                Retry::Idempotent
+            })
+            .await;
+        let mut results = Vec::with_capacity(requests.len());
+        for (chunk, answer) in chunks.iter().zip(answers) {
+            match answer.and_then(|reply| parse_join(reply?, chunk.len())) {
+                Ok(each) => results.extend(each),
+                Err(e) => results.extend(chunk.iter().map(|_| Err(e.clone()))),
+            }
+        }
+        results
     }
 
     pub(super) async fn bulk_placements(
@@ -60,6 +95,8 @@ impl RedisStore {
         .collect()
     }
 
+    /// Board entries, one enter.lua call per bracket (at most [`ENTER_AT_ONCE`]
+    /// players each), so a batch's players of one bracket cost one call, not one each.
     pub(super) async fn bulk_enter(
         &self,
         entries: &[BoardEntry<'_>],
@@ -67,15 +104,64 @@ impl RedisStore {
         if entries.is_empty() {
             return Vec::new();
         }
-        let calls: Vec<ScriptInvocation<'_>> = entries.iter().map(enter_invocation).collect();
-        let tags: Vec<&str> = entries.iter().map(|e| hash_tag(&e.bracket.board)).collect();
-        self.pipelined("enter_many", &SCRIPTS.enter, &calls, &tags, |_| {
-            Retry::Idempotent
-        })
-        .await
-        .into_iter()
-        .map(|reply| reply.and_then(|r| parse_enter(r?)))
-        .collect()
+        // Calls: the entries of one bracket (of one size and TTL, which a bracket's
+        // entries always share), in the order the brackets first appear.
+        let mut index: HashMap<(&str, u32, u64), usize> = HashMap::new();
+        let mut calls: Vec<Vec<usize>> = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            let key = (e.bracket.board.as_str(), e.size, e.ttl_secs);
+            let c = match index.get(&key) {
+                Some(&c) if calls[c].len() < ENTER_AT_ONCE => c,
+                _ => {
+                    calls.push(Vec::new());
+                    index.insert(key, calls.len() - 1);
+                    calls.len() - 1
+                }
+            };
+            calls[c].push(i);
+        }
+        let invocations: Vec<ScriptInvocation<'_>> = calls
+            .iter()
+            .map(|call| {
+                let of_call: Vec<&BoardEntry<'_>> = call.iter().map(|&i| &entries[i]).collect();
+                enter_invocation(&of_call)
+            })
+            .collect();
+        let tags: Vec<&str> = calls
+            .iter()
+            .map(|call| hash_tag(&entries[call[0]].bracket.board))
+            .collect();
+        let answers = self
+            .pipelined("enter_many", &SCRIPTS.enter, &invocations, &tags, |_| {
+                Retry::Idempotent
+            })
+            .await;
+        let mut results: Vec<Option<Result<Entered, StoreError>>> =
+            entries.iter().map(|_| None).collect();
+        for (call, answer) in calls.iter().zip(answers) {
+            match answer.and_then(|reply| parse_enter(reply?, call.len())) {
+                Ok(each) => {
+                    for (&i, result) in call.iter().zip(each) {
+                        results[i] = Some(result);
+                    }
+                }
+                Err(e) => {
+                    for &i in call {
+                        results[i] = Some(Err(e.clone()));
+                    }
+                }
+            }
+        }
+        results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(StoreError::Protocol(
+                        "enter_many: an entry got no reply".into(),
+                    ))
+                })
+            })
+            .collect()
     }
 
     pub(super) async fn bulk_snapshots(

@@ -32,9 +32,12 @@ impl LeagueStore for RedisStore {
         period: &PeriodKeys,
         request: &JoinRequest<'_>,
     ) -> Result<Joined, StoreError> {
-        let inv = join_invocation(period, request);
+        let inv = join_invocation(period, &[request]);
         // A join is idempotent: a repeated join returns the first placement.
-        parse_join(self.invoke("join", Retry::Idempotent, &inv).await?)
+        let reply = self.invoke("join", Retry::Idempotent, &inv).await?;
+        parse_join(reply, 1)?
+            .pop()
+            .ok_or_else(|| protocol("join: no reply for the join"))?
     }
 
     async fn placement(
@@ -55,14 +58,17 @@ impl LeagueStore for RedisStore {
         profile: Option<(u64, &str)>,
         ttl_secs: u64,
     ) -> Result<Entered, StoreError> {
-        let inv = enter_invocation(&BoardEntry {
+        let inv = enter_invocation(&[&BoardEntry {
             bracket,
             player,
             size,
             profile,
             ttl_secs,
-        });
-        parse_enter(self.invoke("enter", Retry::Idempotent, &inv).await?)
+        }]);
+        let reply = self.invoke("enter", Retry::Idempotent, &inv).await?;
+        parse_enter(reply, 1)?
+            .pop()
+            .ok_or_else(|| protocol("enter: no reply for the entry"))?
     }
 
     async fn joined(&self, period: &PeriodKeys) -> Result<Vec<(String, u64)>, StoreError> {
@@ -164,38 +170,66 @@ impl LeagueStore for RedisStore {
     }
 }
 
-/// The call of join.lua for one join.
+/// The call of join.lua for joins of one period: the period's keys and each join's
+/// assign bucket, then the joins' arguments.
 pub(super) fn join_invocation(
     period: &PeriodKeys,
-    request: &JoinRequest<'_>,
+    requests: &[&JoinRequest<'_>],
 ) -> ScriptInvocation<'static> {
-    // Keys in the order join.lua declares them.
-    let time = &request.time;
+    // Keys and arguments in the order join.lua declares them. The clock and the TTL
+    // are the first request's: the caller sends joins that share them.
     let mut inv = SCRIPTS.join.prepare_invoke();
-    inv.key(period.assign(request.player))
-        .key(&period.joins)
-        .key(&period.meta)
-        .arg(request.player)
-        .arg(request.tier)
-        .arg(request.size.max(1))
-        .arg(now_arg(time.now))
-        .arg(time.at_ms)
-        .arg(time.start_ms)
-        .arg(time.closes_ms)
-        .arg(time.skew_ms)
-        .arg(
-            request
-                .replace_full
-                .map(|b| b.to_string())
-                .unwrap_or_default(),
-        )
-        .arg(request.ttl_secs.clamp(1, MAX_WINDOW_SECS));
+    inv.key(&period.joins).key(&period.meta);
+    if let Some(first) = requests.first() {
+        inv.arg(now_arg(first.time.now))
+            .arg(first.ttl_secs.clamp(1, MAX_WINDOW_SECS));
+    }
+    for request in requests {
+        let time = &request.time;
+        inv.key(period.assign(request.player))
+            .arg(request.player)
+            .arg(request.tier)
+            .arg(request.size.max(1))
+            .arg(time.at_ms)
+            .arg(time.start_ms)
+            .arg(time.closes_ms)
+            .arg(time.skew_ms)
+            .arg(
+                request
+                    .replace_full
+                    .map(|b| b.to_string())
+                    .unwrap_or_default(),
+            );
+    }
     inv
 }
 
-/// join.lua's reply.
-pub(super) fn parse_join(reply: Value) -> Result<Joined, StoreError> {
+/// join.lua's reply: one answer per join of the call (`n`), in order.
+pub(super) fn parse_join(
+    reply: Value,
+    n: usize,
+) -> Result<Vec<Result<Joined, StoreError>>, StoreError> {
     let items = array(reply, "join reply")?;
+    if let [status, what] = items.as_slice()
+        && text(status, "join reply").is_ok_and(|s| s == "malformed")
+    {
+        return Err(protocol(format!(
+            "join refused the call: {}",
+            text(what, "detail")?
+        )));
+    }
+    if items.len() != n {
+        return Err(protocol(format!(
+            "join reply: {} answers for {n} joins",
+            items.len()
+        )));
+    }
+    Ok(items.into_iter().map(parse_one_join).collect())
+}
+
+/// One join's answer in join.lua's reply.
+fn parse_one_join(reply: Value) -> Result<Joined, StoreError> {
+    let items = array(reply, "join answer")?;
     if let Some(why) = time_refusal(&items)? {
         return Err(StoreError::Time(why));
     }
@@ -258,30 +292,52 @@ pub(super) fn parse_assignment(reply: Value) -> Result<Option<(String, u32)>, St
     )))
 }
 
-/// The call of enter.lua for one entry.
-pub(super) fn enter_invocation(entry: &BoardEntry<'_>) -> ScriptInvocation<'static> {
+/// The call of enter.lua for entries of one bracket (of one size and TTL): the bracket's
+/// keys, then a triple per entry.
+pub(super) fn enter_invocation(entries: &[&BoardEntry<'_>]) -> ScriptInvocation<'static> {
     let mut inv = SCRIPTS.enter.prepare_invoke();
-    inv.key(&entry.bracket.board)
-        .key(&entry.bracket.profiles)
-        .key(&entry.bracket.meta)
-        .key(&entry.bracket.pages)
-        .arg(entry.player)
-        .arg(entry.size.max(1))
-        .arg(entry.ttl_secs.clamp(1, MAX_WINDOW_SECS));
-    if let Some((version, json)) = entry.profile {
-        inv.arg(version).arg(json);
+    if let Some(first) = entries.first() {
+        inv.key(&first.bracket.board)
+            .key(&first.bracket.profiles)
+            .key(&first.bracket.meta)
+            .key(&first.bracket.pages)
+            .arg(first.size.max(1))
+            .arg(first.ttl_secs.clamp(1, MAX_WINDOW_SECS));
+    }
+    for entry in entries {
+        inv.arg(entry.player);
+        match entry.profile {
+            Some((version, json)) => inv.arg(version).arg(json),
+            None => inv.arg("").arg(""),
+        };
     }
     inv
 }
 
-/// enter.lua's reply.
-pub(super) fn parse_enter(reply: Value) -> Result<Entered, StoreError> {
-    match text(&reply, "enter reply")? {
-        "ok" => Ok(Entered::Ok),
-        "full" => Ok(Entered::Full),
-        "closed" => Err(StoreError::PeriodClosed),
-        other => Err(protocol(format!("unknown enter reply {other:?}"))),
+/// enter.lua's reply: one answer per entry of the call (`n`), in order; a closed
+/// bracket is [`StoreError::PeriodClosed`] for each.
+pub(super) fn parse_enter(
+    reply: Value,
+    n: usize,
+) -> Result<Vec<Result<Entered, StoreError>>, StoreError> {
+    let items = array(reply, "enter reply")?;
+    if items.len() != n {
+        return Err(protocol(format!(
+            "enter reply: {} answers for {n} entries",
+            items.len()
+        )));
     }
+    items
+        .iter()
+        .map(|item| {
+            Ok(match text(item, "enter answer")? {
+                "ok" => Ok(Entered::Ok),
+                "full" => Ok(Entered::Full),
+                "closed" => Err(StoreError::PeriodClosed),
+                other => return Err(protocol(format!("unknown enter answer {other:?}"))),
+            })
+        })
+        .collect()
 }
 
 /// The call of record_state.lua for one write.

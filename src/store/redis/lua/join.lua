@@ -1,84 +1,167 @@
--- join.lua: place a player in a bracket of their tier for one period, once.
+-- join.lua: place players in brackets of their tiers for one period, each once.
 --
 -- The time rules, the check, the counter increment and the assignment run as one
 -- atomic step, so two concurrent joins of one player can never give them two
 -- brackets, the per-(period, tier) counter never counts a player twice, and no join
 -- lands in a period the league clock has not opened or has closed.
 --
--- KEYS[1]  the player's assign bucket of the period (hash: player -> "tier:bracket";
---          one of 16,384 in the period's slot, see src/store/keys.rs)
--- KEYS[2]  period joins hash:  tier -> players joined so far (the bracket counter)
--- KEYS[3]  period meta hash:   field "closing" refuses new joins
--- ARGV[1]  player id
--- ARGV[2]  tier name (never contains ':', so the assignment splits on the last ':')
--- ARGV[3]  bracket size (>= 1)
--- ARGV[4]  the league clock, unix ms; "" to read this server's clock (TIME)
--- ARGV[5]  the join's time, ARGV[6] its period's start, ARGV[7] when the period stops
---          accepting events (end + skew), ARGV[8] the allowed skew (all ms)
--- ARGV[9]  "" or a bracket the player is assigned to but that was found full (the
---          server lost data under running game servers): assign the player anew,
---          past it, in the tier they were placed in
--- ARGV[10] seconds the period's keys live at least (a period the rollover never
---          reaches still expires; finish_period.lua sets the closed period's TTL)
+-- One call places any number of players of the period (the bulk path sends a batch's
+-- players at once, the single path one): the clock, the closing mark and each tier's
+-- counter are read and moved once per call, not once per player, since Redis 7 costs
+-- about a microsecond per redis.call. New players of a tier are counted in the order
+-- given, so they get the same brackets as one call each would have given them.
 --
--- Reply (all strings): {"new" | "existing", tier, bracket} | {"closed"}
---                      | {"future", ms ahead, now} | {"not_yet", ms to wait}
---                      | {"malformed", what}
+-- KEYS[1]  period joins hash:  tier -> players joined so far (the bracket counter)
+-- KEYS[2]  period meta hash:   field "closing" refuses new joins
+-- KEYS[2+i] player i's assign bucket of the period (hash: player -> "tier:bracket";
+--          one of 16,384 in the period's slot, see src/store/keys.rs)
+-- ARGV[1]  the league clock, unix ms; "" to read this server's clock (TIME)
+-- ARGV[2]  seconds the period's keys live at least (a period the rollover never
+--          reaches still expires; finish_period.lua sets the closed period's TTL)
+-- ARGV[3..] eight per player i, from ARGV[3 + 8(i-1)]:
+--   player id; tier name (never contains ':', so the assignment splits on the last
+--   ':'); bracket size (>= 1); the join's time, its period's start, when the period
+--   stops accepting events (end + skew), the allowed skew (all ms); "" or a bracket
+--   the player is assigned to but that was found full (the server lost data under
+--   running game servers): assign the player anew, past it, in the tier they were
+--   placed in; such a join must be the only one of its call
+--
+-- Reply: one per player, in order (all strings), or {"malformed", what} for the call:
+--   {"new" | "existing", tier, bracket} | {"closed"} | {"future", ms ahead, now}
+--   | {"not_yet", ms to wait} | {"malformed", what}
 
 local function fmt(x)
   return string.format('%.0f', x)
 end
 
 local now
-if ARGV[4] ~= '' then
-  now = tonumber(ARGV[4])
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
 else
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local at = tonumber(ARGV[5])
-if at > now + tonumber(ARGV[8]) then
-  return {'future', fmt(at - now), fmt(now)}
+local n = (#ARGV - 2) / 8
+local reply = {}
+-- A join past a full bracket is sent alone: counted among others of its tier, it
+-- would have to see their placements before they are written.
+if n > 1 then
+  for i = 1, n do
+    if ARGV[2 + 8 * i] ~= '' then
+      return {'malformed', 'a join past a full bracket must be the only join of its call'}
+    end
+  end
 end
-if now < tonumber(ARGV[6]) then
-  return {'not_yet', fmt(tonumber(ARGV[6]) - now)}
-end
-if now >= tonumber(ARGV[7]) then
-  return {'closed'}
-end
-if redis.call('HEXISTS', KEYS[3], 'closing') == 1 then
-  return {'closed'}
+local closing
+-- A player listed twice gets the first listing's placement again, as a second call
+-- would: placed_now maps a player to the first listing, again lists the repeats.
+local placed_now = {}
+local again = {}
+-- Per tier, the new players waiting for their count: {i, ...}, in order; and the
+-- tiers in the order they first appear.
+local waiting = {}
+local tiers = {}
+
+for i = 1, n do
+  local a = 2 + 8 * (i - 1)
+  local player, tier, size = ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3])
+  local at, start = tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
+  local closes, skew, full = tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7]), ARGV[a + 8]
+  if at > now + skew then
+    reply[i] = {'future', fmt(at - now), fmt(now)}
+  elseif now < start then
+    reply[i] = {'not_yet', fmt(start - now)}
+  elseif now >= closes then
+    reply[i] = {'closed'}
+  else
+    if closing == nil then
+      closing = redis.call('HEXISTS', KEYS[2], 'closing') == 1
+    end
+    if closing then
+      reply[i] = {'closed'}
+    elseif placed_now[player] then
+      -- Answered once the first is placed (below).
+      again[#again + 1] = {i, placed_now[player]}
+      reply[i] = false
+    else
+      local key = KEYS[2 + i]
+      local placed = redis.call('HGET', key, player)
+      local was, bracket
+      if placed then
+        was, bracket = string.match(placed, '^(.*):(%d+)$')
+        if not was then
+          reply[i] = {'malformed', 'assignment ' .. placed .. ' of ' .. key}
+        elseif full == '' or bracket ~= full then
+          reply[i] = {'existing', was, bracket}
+          placed_now[player] = i
+        end
+      end
+      if not reply[i] then
+        if placed then
+          -- Move the tier's counter past the full bracket, so this player and every
+          -- later joiner land after it. (Such a join comes alone in its call: see
+          -- the check at the top.)
+          tier = was
+          local count = tonumber(redis.call('HGET', KEYS[1], tier) or '0')
+          local past = tonumber(bracket) * size
+          if count < past then
+            redis.call('HSET', KEYS[1], tier, fmt(past))
+          end
+        end
+        local w = waiting[tier]
+        if not w then
+          w = {}
+          waiting[tier] = w
+          tiers[#tiers + 1] = tier
+        end
+        w[#w + 1] = i
+        placed_now[player] = i
+      end
+    end
+  end
 end
 
-local size = tonumber(ARGV[3])
-local tier = ARGV[2]
-local placed = redis.call('HGET', KEYS[1], ARGV[1])
-if placed then
-  local was, bracket = string.match(placed, '^(.*):(%d+)$')
-  if not was then
-    return {'malformed', 'assignment ' .. placed .. ' of ' .. KEYS[1]}
+-- The counts: one HINCRBY per tier for all its new players, in order.
+for _, tier in ipairs(tiers) do
+  local w = waiting[tier]
+  local count = redis.call('HINCRBY', KEYS[1], tier, #w)
+  local first = count - #w
+  for k, j in ipairs(w) do
+    -- ceil(count / size) with integers well below 2^53, so the division is exact
+    -- enough for floor to be right.
+    local size = tonumber(ARGV[2 + 8 * (j - 1) + 3])
+    local b = fmt(math.floor((first + k + size - 1) / size))
+    reply[j] = {'new', tier, b}
   end
-  if ARGV[9] == '' or bracket ~= ARGV[9] then
-    return {'existing', was, bracket}
-  end
-  -- Move the tier's counter past the full bracket, so this player and every later
-  -- joiner land after it.
-  tier = was
-  local past = tonumber(bracket) * size
-  local n = tonumber(redis.call('HGET', KEYS[2], tier) or '0')
-  if n < past then
-    redis.call('HSET', KEYS[2], tier, fmt(past))
+end
+for _, r in ipairs(again) do
+  local first = reply[r[2]]
+  if first[1] == 'new' or first[1] == 'existing' then
+    reply[r[1]] = {'existing', first[2], first[3]}
+  else
+    reply[r[1]] = first
   end
 end
 
-local n = redis.call('HINCRBY', KEYS[2], tier, 1)
--- ceil(n / size) with integers well below 2^53, so the division is exact enough
--- for floor to be right.
-local bracket = fmt(math.floor((n + size - 1) / size))
-redis.call('HSET', KEYS[1], ARGV[1], tier .. ':' .. bracket)
-for i = 1, 2 do
-  if redis.call('TTL', KEYS[i]) == -1 then
-    redis.call('EXPIRE', KEYS[i], ARGV[10])
+-- The assignments, and the expiry of every key this call created (by index into
+-- KEYS, each key once: players of one call may share an assign bucket).
+local expiring = {}
+local wrote = false
+for i = 1, n do
+  local r = reply[i]
+  if r[1] == 'new' then
+    local key = KEYS[2 + i]
+    redis.call('HSET', key, ARGV[2 + 8 * (i - 1) + 1], r[2] .. ':' .. r[3])
+    expiring[key] = 2 + i
+    wrote = true
   end
 end
-return {'new', tier, bracket}
+if wrote then
+  expiring[KEYS[1]] = 1
+end
+for _, k in pairs(expiring) do
+  if redis.call('TTL', KEYS[k]) == -1 then
+    redis.call('EXPIRE', KEYS[k], ARGV[2])
+  end
+end
+return reply

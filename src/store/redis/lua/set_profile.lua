@@ -96,12 +96,15 @@ version = version + 1
 redis.call('HSET', KEYS[1], player, string.format('%d|%d|{%s}', deadline, version,
   table.concat(parts, ',')))
 
--- Bounded pruning: up to 16 records of the bucket, sampled, go if past their deadline.
-local sample = redis.call('HRANDFIELD', KEYS[1], 16, 'WITHVALUES')
-for j = 1, #sample, 2 do
-  local d = tonumber(string.match(sample[j + 1], '^(%d+)|'))
-  if d and d <= now then
-    redis.call('HDEL', KEYS[1], sample[j])
+-- Bounded pruning, as in record_state.lua: on one write in 16, up to 16 records of
+-- the bucket, sampled, go if past their deadline.
+if tonumber(t[2]) % 16 == 0 then
+  local sample = redis.call('HRANDFIELD', KEYS[1], 16, 'WITHVALUES')
+  for j = 1, #sample, 2 do
+    local d = tonumber(string.match(sample[j + 1], '^(%d+)|'))
+    if d and d <= now then
+      redis.call('HDEL', KEYS[1], sample[j])
+    end
   end
 end
 if redis.call('TTL', KEYS[1]) < deadline - now then
