@@ -2,7 +2,9 @@
 //! state writes of many players, each batch pipelined per hash-slot group (one
 //! pipeline on one server; on a cluster, the groups run concurrently, see
 //! [`RedisStore::pipelined`]). The scripts and replies are the single operations'
-//! (`league.rs`), so a batch behaves exactly as its items one by one.
+//! (`league.rs`), so a batch behaves exactly as its items one by one; `join.lua` and
+//! `enter.lua` take many players a call (a period's joins, a bracket's entries), which
+//! the single operations send one at a time.
 
 use std::collections::HashMap;
 
