@@ -6,6 +6,7 @@
 //! cargo run --release --example bench -- --cluster         # its own three-master cluster
 //! cargo run --release --example bench -- redis://127.0.0.1:6379/   # a running server
 //! cargo run --release --example bench -- --players 200000  # a smaller league
+//! cargo run --release --example bench -- --connections 1   # one connection, not a pool
 //! ```
 //!
 //! It loads PLAYERS (default 1,000,000) players with a two-field profile into brackets
@@ -102,6 +103,7 @@ struct Args {
     cluster: bool,
     players: usize,
     memory_players: usize,
+    connections: usize,
 }
 
 fn args() -> Result<Args, String> {
@@ -110,6 +112,7 @@ fn args() -> Result<Args, String> {
         cluster: false,
         players: 1_000_000,
         memory_players: 200_000,
+        connections: RedisOptions::default().connections,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -127,11 +130,18 @@ fn args() -> Result<Args, String> {
                     .and_then(|v| v.replace('_', "").parse().ok())
                     .ok_or("--memory-players takes a number")?
             }
+            "--connections" => {
+                a.connections = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|n| *n >= 1)
+                    .ok_or("--connections takes a number of at least 1")?
+            }
             url if url.contains("://") => a.url = Some(url.to_owned()),
             other => {
                 return Err(format!(
                     "unknown argument {other:?}; usage: bench [URL] [--cluster] [--players N] \
-                     [--memory-players N]"
+                     [--memory-players N] [--connections N]"
                 ));
             }
         }
@@ -533,7 +543,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tag = chrono::Utc::now().timestamp_millis() % 1_000_000;
     let opened = season("x").schedule.start;
     let clock = ManualClock::new(opened + Span::hours(12));
-    let store = RedisStore::connect(&url, RedisOptions::default()).await?;
+    let store = RedisStore::connect(
+        &url,
+        RedisOptions::default().with_connections(a.connections),
+    )
+    .await?;
     let league_of = |prefix: String| {
         Arc::new(League::with_clock(
             season(&prefix),
@@ -550,9 +564,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut con = client.get_multiplexed_async_connection().await?;
     let tags = tags_per_node(&mut con, &nodes, cluster).await;
     println!(
-        "leaguekit bench: {} players in brackets of 100 with profiles, {} tasks, on {}{}",
+        "leaguekit bench: {} players in brackets of 100 with profiles, {} tasks, {}, on {}{}",
         a.players,
         TASKS,
+        if cluster {
+            "redis-rs's cluster connection".to_owned()
+        } else {
+            format!("{} connection(s)", a.connections)
+        },
         if cluster { "a cluster of " } else { "" },
         nodes
             .iter()
@@ -678,7 +697,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // the first read of a bracket after a write is.
     let cold_store = RedisStore::connect(
         &url,
-        RedisOptions::default().with_page_cache(Duration::ZERO),
+        RedisOptions::default()
+            .with_page_cache(Duration::ZERO)
+            .with_connections(a.connections),
     )
     .await?;
     let cold = Arc::new(League::with_clock(

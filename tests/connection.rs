@@ -673,3 +673,53 @@ async fn a_slot_moved_under_a_running_store() {
     let me = league.player("ana", Some(period)).await.expect("player");
     assert_eq!(me.score, Some(15));
 }
+
+// ---------------------------------------------------------------------------------
+// The pool of connections on one server
+
+/// The clients of the server at `port` other than the one asking, each as its
+/// `CLIENT LIST` line.
+fn other_clients(port: u16) -> Vec<String> {
+    let list = command(port, &["CLIENT", "LIST"]).expect("client list");
+    list.lines()
+        .filter(|line| !line.contains("cmd=client|list"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A store on one server opens `RedisOptions::connections` connections and spreads
+/// its calls over all of them; a pool of one is one connection. A private server, so
+/// that no other test's clients are counted.
+#[tokio::test]
+async fn calls_are_spread_over_the_pool_of_connections() {
+    for (connections, expected) in [(3, 3), (1, 1), (0, 1)] {
+        let server = common::RedisServer::start(&[]);
+        let store = connect(
+            &server.url(),
+            RedisOptions::default().with_connections(connections),
+        )
+        .await;
+        small_league_flow(store.clone(), &format!("pool{connections}")).await;
+        let clients = other_clients(server.port);
+        assert_eq!(
+            clients.len(),
+            expected,
+            "with_connections({connections}) gave these clients:\n{}",
+            clients.join("\n")
+        );
+        // Every connection's last command was the league's, not the set-up of the
+        // connection (HELLO, CLIENT SETINFO, PING): the round robin reached each one.
+        for client in &clients {
+            let cmd = client
+                .split(' ')
+                .find_map(|field| field.strip_prefix("cmd="))
+                .unwrap_or("?");
+            assert!(
+                !["NULL", "hello", "ping", "select", "auth", "?"].contains(&cmd)
+                    && !cmd.starts_with("client"),
+                "a connection of the pool carried none of the league's calls: {client}"
+            );
+        }
+        drop(store);
+    }
+}

@@ -49,7 +49,7 @@ use reply::{protocol, text, uint};
 use std::collections::hash_map::RandomState;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -81,9 +81,10 @@ enum Retry {
 /// A [`Store`](crate::Store) on Redis: one server, or a Redis Cluster (every script touches one
 /// slot).
 ///
-/// Cheap to clone: clones share the connections. On one server that is one
-/// multiplexed connection, which the [`ConnectionManager`] re-establishes after a
-/// failure and which never resends a command by itself. On a cluster there are two:
+/// Cheap to clone: clones share the connections. On one server that is a small pool
+/// of multiplexed connections ([`RedisOptions::connections`], calls spread round
+/// robin, a pipeline on one), each a [`ConnectionManager`] that re-establishes it after
+/// a failure and never resends a command by itself. On a cluster there are two:
 /// redis-rs's cluster connection resends a command after a redirection, a dropped
 /// connection or a timeout, which is right for operations that are safe to repeat
 /// but could apply an update without a request id twice; so those (see `Retry`) go
@@ -97,6 +98,11 @@ pub struct RedisStore {
     /// if it stops answering altogether (see [`connection::Renewing`]), and `run`
     /// takes them from here.
     renewing: Option<(Arc<Renewing>, Arc<Renewing>)>,
+    /// On one server, the connections calls are spread over (see
+    /// [`RedisOptions::connections`]) and the index of the next one; empty on a
+    /// cluster and for [`RedisStore::from_manager`].
+    pool: Arc<[RedisConnection]>,
+    next: Arc<AtomicUsize>,
     options: RedisOptions,
 }
 
@@ -118,6 +124,8 @@ impl RedisStore {
             connection: opened.connection,
             at_most_once: opened.at_most_once,
             renewing: opened.renewing,
+            pool: opened.pool.into(),
+            next: Arc::new(AtomicUsize::new(0)),
             options,
         })
     }
@@ -130,6 +138,8 @@ impl RedisStore {
             at_most_once: connection.clone(),
             connection,
             renewing: None,
+            pool: Arc::new([]),
+            next: Arc::new(AtomicUsize::new(0)),
             options,
         }
     }
@@ -146,6 +156,15 @@ impl RedisStore {
     /// The options this store was created with.
     pub fn options(&self) -> &RedisOptions {
         &self.options
+    }
+
+    /// The connection for the next call on one server: the pool's next, round robin
+    /// (`fallback` when there is no pool).
+    fn pick(&self, fallback: &RedisConnection) -> RedisConnection {
+        match self.pool.len() {
+            0 | 1 => fallback.clone(),
+            n => self.pool[self.next.fetch_add(1, Ordering::Relaxed) % n].clone(),
+        }
     }
 
     /// Runs `attempt` on a connection, retrying as `retry` allows, with exponential
@@ -193,7 +212,7 @@ impl RedisStore {
                     }
                     result
                 }
-                None => attempt(Routed::new(connection.clone(), None)).await,
+                None => attempt(Routed::new(self.pick(connection), None)).await,
             };
             let err = match result {
                 Ok(value) => return Ok(value),

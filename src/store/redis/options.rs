@@ -117,6 +117,15 @@ pub struct RedisOptions {
     /// This only bounds the memory they take: about 8 KB for a page of 100 with
     /// small profiles, for each bracket read within this time and not written since.
     pub page_cache: Duration,
+    /// One server only: how many multiplexed connections the store opens and
+    /// spreads its calls over, round robin (default 2, at least 1).
+    ///
+    /// Each connection has one task that reads and parses every reply it carries,
+    /// so with a single connection that task, on one core, limits how fast large
+    /// replies (standings pages of 100 with profiles) arrive. Calls that must stay
+    /// in order are one pipeline, which always goes on one connection. On a
+    /// cluster, redis-rs keeps one connection per node and this is not used.
+    pub connections: usize,
 }
 
 impl Default for RedisOptions {
@@ -136,6 +145,7 @@ impl Default for RedisOptions {
             cluster_retries: 5,
             cluster_min_retry_wait: Duration::from_millis(100),
             page_cache: Duration::from_secs(30),
+            connections: 2,
         }
     }
 }
@@ -212,6 +222,12 @@ impl RedisOptions {
     /// Sets [`RedisOptions::page_cache`] (zero turns the page cache off).
     pub fn with_page_cache(mut self, keep: Duration) -> Self {
         self.page_cache = keep;
+        self
+    }
+
+    /// Sets [`RedisOptions::connections`] (at least 1).
+    pub fn with_connections(mut self, connections: usize) -> Self {
+        self.connections = connections.max(1);
         self
     }
 

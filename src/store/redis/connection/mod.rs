@@ -144,6 +144,9 @@ pub(crate) struct Opened {
     /// On a cluster, both connections again, each opened anew if it wedges (see
     /// [`Renewing`]): `(connection, at_most_once)`.
     pub(crate) renewing: Option<(Arc<Renewing>, Arc<Renewing>)>,
+    /// On one server, the [`RedisOptions::connections`] connections that calls are
+    /// spread over (the first is `connection`); on a cluster, empty.
+    pub(crate) pool: Vec<RedisConnection>,
 }
 
 /// Connects; with `at_most_once`, a cluster also gets its non-resending connection.
@@ -197,6 +200,7 @@ pub(crate) async fn open(
                 connection: RedisConnection::Cluster(connection.clone()),
                 at_most_once: RedisConnection::Cluster(connection),
                 renewing: None,
+                pool: Vec::new(),
             });
         }
         // `retries(0)`: the client hands every error back instead of resending;
@@ -219,17 +223,30 @@ pub(crate) async fn open(
             connection: RedisConnection::Cluster(connection),
             at_most_once: RedisConnection::Cluster(once),
             renewing: Some(renewing),
+            pool: Vec::new(),
         })
     } else {
         let client = node_client(&infos[0].1, tls.as_ref()).map_err(fail)?;
-        let manager = ConnectionManager::new_with_config(client, options.manager_config())
+        let count = if at_most_once {
+            options.connections.max(1)
+        } else {
+            1
+        };
+        let managers =
+            futures::future::try_join_all((0..count).map(|_| {
+                ConnectionManager::new_with_config(client.clone(), options.manager_config())
+            }))
             .await
             .map_err(fail)?;
-        let connection = RedisConnection::Node(manager);
+        let pool: Vec<RedisConnection> = managers.into_iter().map(RedisConnection::Node).collect();
+        let Some(connection) = pool.first().cloned() else {
+            return Err(ConnectError::Options("no connection was opened".to_owned()));
+        };
         Ok(Opened {
             at_most_once: connection.clone(),
             connection,
             renewing: None,
+            pool,
         })
     }
 }
