@@ -149,7 +149,8 @@ pub(crate) struct Opened {
     pub(crate) pool: Vec<RedisConnection>,
 }
 
-/// Connects; with `at_most_once`, a cluster also gets its non-resending connection.
+/// Connects; with `at_most_once` (for [`crate::RedisStore`]), a cluster also gets its
+/// non-resending connection and one server its pool of [`RedisOptions::connections`].
 pub(crate) async fn open(
     url: &str,
     options: &RedisOptions,
