@@ -7,6 +7,7 @@
 //! cargo run --release --example bench -- redis://127.0.0.1:6379/   # a running server
 //! cargo run --release --example bench -- --players 200000  # a smaller league
 //! cargo run --release --example bench -- --connections 1   # one connection, not a pool
+//! cargo run --release --example bench -- --no-gather       # every single join alone
 //! ```
 //!
 //! It loads PLAYERS (default 1,000,000) players with a two-field profile into brackets
@@ -104,6 +105,7 @@ struct Args {
     players: usize,
     memory_players: usize,
     connections: usize,
+    gather: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -113,6 +115,7 @@ fn args() -> Result<Args, String> {
         players: 1_000_000,
         memory_players: 200_000,
         connections: RedisOptions::default().connections,
+        gather: RedisOptions::default().gather_joins,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -137,11 +140,12 @@ fn args() -> Result<Args, String> {
                     .filter(|n| *n >= 1)
                     .ok_or("--connections takes a number of at least 1")?
             }
+            "--no-gather" => a.gather = false,
             url if url.contains("://") => a.url = Some(url.to_owned()),
             other => {
                 return Err(format!(
                     "unknown argument {other:?}; usage: bench [URL] [--cluster] [--players N] \
-                     [--memory-players N] [--connections N]"
+                     [--memory-players N] [--connections N] [--no-gather]"
                 ));
             }
         }
@@ -545,7 +549,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let clock = ManualClock::new(opened + Span::hours(12));
     let store = RedisStore::connect(
         &url,
-        RedisOptions::default().with_connections(a.connections),
+        RedisOptions::default()
+            .with_connections(a.connections)
+            .with_gather_joins(a.gather),
     )
     .await?;
     let league_of = |prefix: String| {
@@ -564,7 +570,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut con = client.get_multiplexed_async_connection().await?;
     let tags = tags_per_node(&mut con, &nodes, cluster).await;
     println!(
-        "leaguekit bench: {} players in brackets of 100 with profiles, {} tasks, {}, on {}{}",
+        "leaguekit bench: {} players in brackets of 100 with profiles, {} tasks, {}, joins {}, on {}{}",
         a.players,
         TASKS,
         if cluster {
@@ -572,6 +578,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         } else {
             format!("{} connection(s)", a.connections)
         },
+        if a.gather { "gathered" } else { "each alone" },
         if cluster { "a cluster of " } else { "" },
         nodes
             .iter()

@@ -723,3 +723,129 @@ async fn calls_are_spread_over_the_pool_of_connections() {
         drop(store);
     }
 }
+
+/// Redis's calls of a kind (`cmdstat_<name>` of INFO commandstats) since the last
+/// CONFIG RESETSTAT.
+fn calls_of(port: u16, name: &str) -> u64 {
+    let stats = command(port, &["INFO", "commandstats"]).expect("info");
+    stats
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("cmdstat_{name}:calls=")))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Concurrent single joins on one server are gathered into batches of the bulk path:
+/// far fewer script calls than four a join, and the same placements as joins one by
+/// one (brackets filled in order, each player once). With gathering off, every join
+/// makes its own four calls.
+#[tokio::test]
+async fn concurrent_joins_are_gathered_into_batches() {
+    const JOINS: usize = 60;
+    for gather in [true, false] {
+        let server = common::RedisServer::start(&[]);
+        let store = connect(
+            &server.url(),
+            RedisOptions::default().with_gather_joins(gather),
+        )
+        .await;
+        let (league, _clock) = pinned(season(&unique_prefix("gather"), 10), store);
+        let league = std::sync::Arc::new(league);
+        command(server.port, &["CONFIG", "RESETSTAT"]).expect("resetstat");
+        let joins: Vec<_> = (0..JOINS)
+            .map(|i| {
+                let league = league.clone();
+                tokio::spawn(async move { league.join(&format!("g{i}"), None).await })
+            })
+            .collect();
+        let mut per_bracket = std::collections::BTreeMap::new();
+        for join in joins {
+            let placed = join.await.expect("task").expect("join");
+            *per_bracket.entry(placed.bracket).or_insert(0) += 1;
+        }
+        let calls = calls_of(server.port, "evalsha");
+        eprintln!("gather {gather}: {calls} script calls for {JOINS} joins");
+        // Brackets of 10, filled in order: 1..=6, ten players each.
+        assert_eq!(
+            per_bracket,
+            (1..=6).map(|b| (b, 10)).collect(),
+            "gather {gather}"
+        );
+        if gather {
+            assert!(
+                calls < 2 * JOINS as u64,
+                "{calls} script calls for {JOINS} gathered joins"
+            );
+        } else {
+            assert!(
+                calls >= 4 * JOINS as u64,
+                "{calls} script calls for {JOINS} joins alone"
+            );
+        }
+        // Joined again, each player is where they were.
+        for i in [0, 17, 59] {
+            let player = format!("g{i}");
+            let again = league.join(&player, None).await.expect("join again");
+            let view = league.player(&player, None).await.expect("player");
+            assert_eq!(view.bracket, Some(again.bracket));
+        }
+    }
+}
+
+/// A server behind one address that refuses a script whose keys span slots (a
+/// sharding proxy; here a one-node Redis Cluster owning every slot, reached by a
+/// plain `redis://` URL) answers CROSSSLOT; the store then keeps its batches to one
+/// slot per call, and every placement succeeds.
+#[tokio::test]
+async fn a_server_refusing_cross_slot_scripts_gets_calls_of_one_slot() {
+    let server = common::RedisServer::start(&["--cluster-enabled", "yes"]);
+    command(server.port, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]).expect("addslots");
+    let began = Instant::now();
+    while !command(server.port, &["CLUSTER", "INFO"])
+        .expect("cluster info")
+        .contains("cluster_state:ok")
+    {
+        assert!(began.elapsed() < Duration::from_secs(20), "cluster not ok");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let store = connect(&server.url(), RedisOptions::default()).await;
+    let (league, _clock) = pinned(season(&unique_prefix("proxy"), 10), store);
+    let items: Vec<leaguekit::JoinItem> = (0..40)
+        .map(|i| leaguekit::JoinItem::new(format!("x{i}")))
+        .collect();
+    for (i, placed) in league.join_many(&items).await.into_iter().enumerate() {
+        let placed = placed.unwrap_or_else(|e| panic!("x{i}: {e}"));
+        assert_eq!(placed.bracket, i as u32 / 10 + 1, "x{i}");
+    }
+    // Refused once, then never sent again across slots.
+    let refused = calls_of_failed(server.port, "evalsha");
+    assert!(refused >= 1, "the server never refused a cross-slot script");
+    let more: Vec<leaguekit::JoinItem> = (40..80)
+        .map(|i| leaguekit::JoinItem::new(format!("x{i}")))
+        .collect();
+    for placed in league.join_many(&more).await {
+        placed.expect("join after the first refusal");
+    }
+    assert_eq!(calls_of_failed(server.port, "evalsha"), refused);
+    small_league_flow(
+        connect(&server.url(), RedisOptions::default()).await,
+        "proxy",
+    )
+    .await;
+}
+
+/// Redis's refused calls of a kind (`rejected_calls` of INFO commandstats: refused before
+/// they ran, as CROSSSLOT is).
+fn calls_of_failed(port: u16, name: &str) -> u64 {
+    let stats = command(port, &["INFO", "commandstats"]).expect("info");
+    stats
+        .lines()
+        .find(|line| line.starts_with(&format!("cmdstat_{name}:")))
+        .and_then(|line| {
+            line.split(',')
+                .find_map(|f| f.strip_prefix("rejected_calls="))
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}

@@ -410,7 +410,7 @@ impl<S: Store> League<S> {
         for w in later {
             let want = &wants[w];
             results[w] = Some(
-                self.place(want.player, &want.period, want.at, now, want.cohort)
+                self.place_one(want.player, &want.period, want.at, now, want.cohort)
                     .await,
             );
         }

@@ -205,9 +205,10 @@ impl<S: Store> League<S> {
         }
     }
 
-    /// Places the player (or finds their placement) in `period`. The [`Welcome`] is
-    /// there when this call placed them: their stored state was of an earlier period.
-    pub(crate) async fn place(
+    /// Places the player (or finds their placement) in `period`, alone (see
+    /// [`League::place`] for the gathered path). The [`Welcome`] is there when this
+    /// call placed them: their stored state was of an earlier period.
+    pub(crate) async fn place_one(
         &self,
         player: &str,
         period: &Period,

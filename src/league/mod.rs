@@ -26,6 +26,7 @@ use crate::season::Season;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::{BracketKeys, Keys, PeriodKeys};
 mod bulk;
+mod gather;
 mod join;
 mod time;
 mod view;

@@ -39,6 +39,13 @@ pub trait LeagueStore: Send + Sync + 'static {
         false
     }
 
+    /// Whether the engine should gather concurrent single joins into batches of the
+    /// bulk path ([`LeagueStore::join_many`] and the other `_many` calls): right for a
+    /// store whose calls are round trips with a fixed cost each, as Redis's are.
+    fn gathers_joins(&self) -> bool {
+        false
+    }
+
     /// Places the player in a bracket of `tier` for the period, unless already placed:
     /// bracket = ceil(n / size) where n is the tier's join counter after increment.
     /// Atomic per period: concurrent joins of one player get one bracket. Refused with

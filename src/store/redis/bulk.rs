@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use ::redis::ScriptInvocation;
 
 use super::league::*;
+use super::pipeline::Answer;
 use super::scripts::SCRIPTS;
 use super::{RedisStore, Retry};
 use crate::error::StoreError;
@@ -21,6 +22,14 @@ use crate::store::*;
 /// take a batch's players of a bracket (100 by default) in one call, few enough to keep
 /// the call's arguments and its time on the server small.
 const ENTER_AT_ONCE: usize = 128;
+
+/// Players read by one snapshot.lua call on the bulk path (three keys and one argument
+/// a player).
+const SNAPSHOTS_AT_ONCE: usize = 64;
+
+/// Players recorded by one record_state.lua call on the bulk path (four keys and six
+/// arguments a player).
+const STATES_AT_ONCE: usize = 64;
 
 /// Joins of one period placed by one join.lua call on the bulk path (its keys and
 /// arguments grow with it: 1 key and 8 arguments a join).
@@ -166,6 +175,8 @@ impl RedisStore {
             .collect()
     }
 
+    /// Snapshots, [`SNAPSHOTS_AT_ONCE`] players to a snapshot.lua call (of one slot
+    /// on a cluster, see [`RedisStore::pipelined_items`]).
     pub(super) async fn bulk_snapshots(
         &self,
         players: &[&PlayerKeys],
@@ -173,18 +184,29 @@ impl RedisStore {
         if players.is_empty() {
             return Vec::new();
         }
-        let calls: Vec<ScriptInvocation<'_>> =
-            players.iter().map(|k| snapshot_invocation(k)).collect();
         let tags: Vec<&str> = players.iter().map(|k| hash_tag(&k.base)).collect();
-        self.pipelined("player_snapshots", &SCRIPTS.snapshot, &calls, &tags, |_| {
-            Retry::Idempotent
-        })
-        .await
-        .into_iter()
-        .map(|reply| reply.and_then(|r| parse_snapshot(r?)))
-        .collect()
+        let answered = self
+            .pipelined_items(
+                "player_snapshots",
+                &SCRIPTS.snapshot,
+                &tags,
+                SNAPSHOTS_AT_ONCE,
+                |items| {
+                    let of_call: Vec<&PlayerKeys> = items.iter().map(|&i| players[i]).collect();
+                    snapshot_invocation(&of_call)
+                },
+            )
+            .await;
+        spread(
+            players.len(),
+            answered,
+            |reply, n| parse_snapshots(reply??, n),
+            "player_snapshots",
+        )
     }
 
+    /// State records, [`STATES_AT_ONCE`] players to a record_state.lua call (of one
+    /// slot on a cluster, see [`RedisStore::pipelined_items`]).
     pub(super) async fn bulk_record_states(
         &self,
         writes: &[StateWrite<'_>],
@@ -197,34 +219,72 @@ impl RedisStore {
         let sendable: Vec<usize> = (0..writes.len())
             .filter(|&i| check_state_tier(writes[i].state).is_ok())
             .collect();
-        let calls: Vec<ScriptInvocation<'_>> = sendable
-            .iter()
-            .map(|&i| record_state_invocation(&writes[i]))
-            .collect();
         let tags: Vec<&str> = sendable
             .iter()
             .map(|&i| hash_tag(&writes[i].player_keys.base))
             .collect();
         // Idempotent: writing the same state again is a no-op.
-        let mut replies = self
-            .pipelined(
+        let answered = self
+            .pipelined_items(
                 "record_states",
                 &SCRIPTS.record_state,
-                &calls,
                 &tags,
-                |_| Retry::Idempotent,
+                STATES_AT_ONCE,
+                |items| {
+                    let of_call: Vec<&StateWrite<'_>> =
+                        items.iter().map(|&k| &writes[sendable[k]]).collect();
+                    record_state_invocation(&of_call)
+                },
             )
-            .await
-            .into_iter();
+            .await;
+        let mut replies = spread(
+            sendable.len(),
+            answered,
+            |reply, n| parse_record_states(reply??, n),
+            "record_states",
+        )
+        .into_iter();
         writes
             .iter()
             .map(|w| {
                 check_state_tier(w.state)?;
-                let reply = replies.next().ok_or_else(|| {
-                    StoreError::Protocol("record_states: a write got no reply".into())
-                })???;
-                parse_record_state(reply)
+                replies.next().unwrap_or_else(|| {
+                    Err(StoreError::Protocol(
+                        "record_states: a write got no reply".into(),
+                    ))
+                })
             })
             .collect()
     }
+}
+
+/// The answers of calls of many items spread back to the items: `parse(reply, n)`
+/// answers a call's `n` items, and a call that failed as a whole fails each of them.
+fn spread<T>(
+    len: usize,
+    answered: Vec<(Vec<usize>, Answer)>,
+    parse: impl Fn(Answer, usize) -> Result<Vec<Result<T, StoreError>>, StoreError>,
+    op: &str,
+) -> Vec<Result<T, StoreError>> {
+    let mut results: Vec<Option<Result<T, StoreError>>> = (0..len).map(|_| None).collect();
+    for (items, answer) in answered {
+        match parse(answer, items.len()) {
+            Ok(each) => {
+                for (&i, result) in items.iter().zip(each) {
+                    results[i] = Some(result);
+                }
+            }
+            Err(e) => {
+                for &i in &items {
+                    results[i] = Some(Err(e.clone()));
+                }
+            }
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| Err(StoreError::Protocol(format!("{op}: an item got no reply"))))
+        })
+        .collect()
 }

@@ -11,6 +11,10 @@ use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys};
 use crate::store::*;
 
 impl LeagueStore for RedisStore {
+    fn gathers_joins(&self) -> bool {
+        self.options.gather_joins
+    }
+
     async fn now(&self) -> Result<i64, StoreError> {
         let reply = self
             .command("time", Retry::Idempotent, &::redis::cmd("TIME"))
@@ -114,10 +118,10 @@ impl LeagueStore for RedisStore {
             .invoke(
                 "player_snapshot",
                 Retry::Idempotent,
-                &snapshot_invocation(player_keys),
+                &snapshot_invocation(&[player_keys]),
             )
             .await?;
-        parse_snapshot(reply)
+        one(parse_snapshots(reply, 1)?)
     }
 
     async fn record_state(
@@ -128,14 +132,17 @@ impl LeagueStore for RedisStore {
         trim_before: u64,
     ) -> Result<(), StoreError> {
         check_state_tier(state)?;
-        let inv = record_state_invocation(&StateWrite {
+        let inv = record_state_invocation(&[&StateWrite {
             player_keys,
             state,
             ttl_secs,
             trim_before,
-        });
+        }]);
         // Idempotent: writing the same state again is a no-op.
-        parse_record_state(self.invoke("record_state", Retry::Idempotent, &inv).await?)
+        one(parse_record_states(
+            self.invoke("record_state", Retry::Idempotent, &inv).await?,
+            1,
+        )?)
     }
 
     async fn join_many(
@@ -340,19 +347,22 @@ pub(super) fn parse_enter(
         .collect()
 }
 
-/// The call of record_state.lua for one write.
-pub(super) fn record_state_invocation(w: &StateWrite<'_>) -> ScriptInvocation<'static> {
+/// The call of record_state.lua for writes of one slot group (one write on the single
+/// path; see [`RedisStore::bulk_record_states`]).
+pub(super) fn record_state_invocation(writes: &[&StateWrite<'_>]) -> ScriptInvocation<'static> {
     let mut inv = SCRIPTS.record_state.prepare_invoke();
-    inv.key(w.player_keys.state())
-        .key(w.player_keys.profile())
-        .key(w.player_keys.rewards())
-        .key(w.player_keys.claims())
-        .arg(&w.player_keys.player)
-        .arg(w.state.period)
-        .arg(&w.state.tier)
-        .arg(w.state.bracket)
-        .arg(w.ttl_secs.clamp(1, MAX_WINDOW_SECS))
-        .arg(w.trim_before);
+    for w in writes {
+        inv.key(w.player_keys.state())
+            .key(w.player_keys.profile())
+            .key(w.player_keys.rewards())
+            .key(w.player_keys.claims())
+            .arg(&w.player_keys.player)
+            .arg(w.state.period)
+            .arg(&w.state.tier)
+            .arg(w.state.bracket)
+            .arg(w.ttl_secs.clamp(1, MAX_WINDOW_SECS))
+            .arg(w.trim_before);
+    }
     inv
 }
 
@@ -367,33 +377,77 @@ pub(super) fn check_state_tier(state: &PlayerState) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// record_state.lua's reply.
-pub(super) fn parse_record_state(reply: Value) -> Result<(), StoreError> {
-    match reply {
-        Value::Array(items) => Err(protocol(format!(
-            "record_state found data it did not write: {}",
-            items
-                .get(1)
-                .map(|v| text(v, "detail"))
-                .transpose()?
-                .unwrap_or("?")
-        ))),
-        _ => Ok(()),
+/// record_state.lua's reply: one answer per write of the call.
+pub(super) fn parse_record_states(
+    reply: Value,
+    n: usize,
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    let items = array(reply, "record_state answers")?;
+    if items.len() != n {
+        return Err(protocol(format!(
+            "record_state: {} answers for {n} writes",
+            items.len()
+        )));
     }
+    Ok(items
+        .into_iter()
+        .map(|item| match item {
+            Value::ServerError(e) => Err(StoreError::Redis(e.into())),
+            Value::Array(what) => Err(protocol(format!(
+                "record_state found data it did not write: {}",
+                what.get(1)
+                    .map(|v| text(v, "detail"))
+                    .transpose()?
+                    .unwrap_or("?")
+            ))),
+            _ => Ok(()),
+        })
+        .collect())
 }
 
-/// `snapshot.lua` for the player.
-pub(super) fn snapshot_invocation(player_keys: &PlayerKeys) -> ::redis::ScriptInvocation<'static> {
+/// `snapshot.lua` for players of one slot group (one on the single path; see
+/// [`RedisStore::bulk_snapshots`]).
+pub(super) fn snapshot_invocation(players: &[&PlayerKeys]) -> ScriptInvocation<'static> {
     let mut inv = SCRIPTS.snapshot.prepare_invoke();
-    inv.key(player_keys.state())
-        .key(player_keys.profile())
-        .key(player_keys.rewards())
-        .arg(&player_keys.player);
+    for k in players {
+        inv.key(k.state()).key(k.profile()).key(k.rewards());
+    }
+    for k in players {
+        inv.arg(&k.player);
+    }
     inv
 }
 
-/// The snapshot from `snapshot.lua`'s reply.
-pub(super) fn parse_snapshot(reply: Value) -> Result<PlayerSnapshot, StoreError> {
+/// `snapshot.lua`'s reply: one snapshot per player of the call.
+pub(super) fn parse_snapshots(
+    reply: Value,
+    n: usize,
+) -> Result<Vec<Result<PlayerSnapshot, StoreError>>, StoreError> {
+    let items = array(reply, "player snapshots")?;
+    if items.len() != n {
+        return Err(protocol(format!(
+            "snapshot: {} answers for {n} players",
+            items.len()
+        )));
+    }
+    Ok(items
+        .into_iter()
+        .map(|item| match item {
+            Value::ServerError(e) => Err(StoreError::Redis(e.into())),
+            item => parse_snapshot(item),
+        })
+        .collect())
+}
+
+/// The only answer of a call for one item.
+fn one<T>(mut answers: Vec<Result<T, StoreError>>) -> Result<T, StoreError> {
+    answers
+        .pop()
+        .unwrap_or_else(|| Err(protocol("a call for one item got no answer")))
+}
+
+/// One player's snapshot of `snapshot.lua`'s reply.
+fn parse_snapshot(reply: Value) -> Result<PlayerSnapshot, StoreError> {
     let items = array(reply, "player snapshot")?;
     let (state, profile) = match items.as_slice() {
         [status, what] if text(status, "snapshot")? == "malformed" => {

@@ -49,7 +49,7 @@ use reply::{protocol, text, uint};
 use std::collections::hash_map::RandomState;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -103,6 +103,10 @@ pub struct RedisStore {
     /// cluster and for [`RedisStore::from_manager`].
     pool: Arc<[RedisConnection]>,
     next: Arc<AtomicUsize>,
+    /// Set once the server refused a script whose keys span slots (CROSSSLOT): a
+    /// sharding proxy behind a single address. From then on the bulk path's calls
+    /// keep to one slot each, as on a cluster (see [`RedisStore::pipelined_items`]).
+    slot_bound: Arc<AtomicBool>,
     options: RedisOptions,
 }
 
@@ -126,6 +130,7 @@ impl RedisStore {
             renewing: opened.renewing,
             pool: opened.pool.into(),
             next: Arc::new(AtomicUsize::new(0)),
+            slot_bound: Arc::new(AtomicBool::new(false)),
             options,
         })
     }
@@ -140,6 +145,7 @@ impl RedisStore {
             renewing: None,
             pool: Arc::new([]),
             next: Arc::new(AtomicUsize::new(0)),
+            slot_bound: Arc::new(AtomicBool::new(false)),
             options,
         }
     }

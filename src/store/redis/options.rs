@@ -126,6 +126,14 @@ pub struct RedisOptions {
     /// in order are one pipeline, which always goes on one connection. On a
     /// cluster, redis-rs keeps one connection per node and this is not used.
     pub connections: usize,
+    /// Whether concurrent single joins are gathered into batches of the bulk path
+    /// (default true).
+    ///
+    /// A single join costs Redis about 35 µs in four script calls, mostly fixed per
+    /// call; gathered, concurrent joins share the calls (see `League::join_many`). A
+    /// join alone waits for nobody; under load a join may wait for the batch before
+    /// its own. Off, every join makes its own calls.
+    pub gather_joins: bool,
 }
 
 impl Default for RedisOptions {
@@ -146,6 +154,7 @@ impl Default for RedisOptions {
             cluster_min_retry_wait: Duration::from_millis(100),
             page_cache: Duration::from_secs(30),
             connections: 2,
+            gather_joins: true,
         }
     }
 }
@@ -228,6 +237,12 @@ impl RedisOptions {
     /// Sets [`RedisOptions::connections`] (at least 1).
     pub fn with_connections(mut self, connections: usize) -> Self {
         self.connections = connections.max(1);
+        self
+    }
+
+    /// Sets [`RedisOptions::gather_joins`].
+    pub fn with_gather_joins(mut self, gather: bool) -> Self {
+        self.gather_joins = gather;
         self
     }
 

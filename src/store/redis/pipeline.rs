@@ -9,6 +9,7 @@
 //! On one server the whole batch is one pipeline, one round trip.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 
 use futures::StreamExt;
 use redis::{Script, ScriptInvocation, Value};
@@ -139,6 +140,68 @@ impl RedisStore {
             .collect()
     }
 
+    /// Items of a batch sent in script calls of up to `at_once` items each, all calls
+    /// pipelined: `make(items)` builds the call of those items (indices into the
+    /// batch; `tags[i]` is item `i`'s hash tag), and each call is answered with its
+    /// items, in order of first appearance. On one server a call takes items of any
+    /// slots (a script's keys need not share a slot there), so a batch of players
+    /// spread over thousands of buckets costs a few calls, not one each. On a
+    /// cluster a call takes items of one tag. The calls must be safe to repeat: a
+    /// server that refuses keys of several slots in one script (CROSSSLOT: a sharding
+    /// proxy behind one address) is remembered, and the batch is sent again by tag.
+    pub(super) async fn pipelined_items(
+        &self,
+        op: &'static str,
+        script: &Script,
+        tags: &[&str],
+        at_once: usize,
+        make: impl Fn(&[usize]) -> ScriptInvocation<'static>,
+    ) -> Vec<(Vec<usize>, Answer)> {
+        let by_tag = || -> Vec<Vec<usize>> {
+            groups_by_tag(tags)
+                .into_iter()
+                .flat_map(|group| {
+                    group
+                        .chunks(at_once.max(1))
+                        .map(<[usize]>::to_vec)
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        let spans_slots = !self.slot_bound.load(Ordering::Relaxed)
+            && !matches!(self.connection, RedisConnection::Cluster(_));
+        let calls: Vec<Vec<usize>> = if spans_slots {
+            (0..tags.len())
+                .collect::<Vec<_>>()
+                .chunks(at_once.max(1))
+                .map(<[usize]>::to_vec)
+                .collect()
+        } else {
+            by_tag()
+        };
+        let run = |calls: Vec<Vec<usize>>| async {
+            let invocations: Vec<ScriptInvocation<'static>> =
+                calls.iter().map(|c| make(c)).collect();
+            let call_tags: Vec<&str> = calls.iter().map(|c| tags[c[0]]).collect();
+            let answers = self
+                .pipelined(op, script, &invocations, &call_tags, |_| Retry::Idempotent)
+                .await;
+            calls.into_iter().zip(answers).collect::<Vec<_>>()
+        };
+        let answered = run(calls).await;
+        let refused = |a: &Answer| matches!(a, Ok(Err(StoreError::Redis(e))) if e.code() == Some("CROSSSLOT"));
+        if spans_slots && answered.iter().any(|(_, a)| refused(a)) {
+            tracing::info!(
+                op,
+                "the server refused a script whose keys span slots (CROSSSLOT); \
+                 batches keep to one slot per call from now on"
+            );
+            self.slot_bound.store(true, Ordering::Relaxed);
+            return run(by_tag()).await;
+        }
+        answered
+    }
+
     /// The calls' indices grouped so that each group may be one pipeline: all of them
     /// on one server, by hash tag on a cluster (in order of first appearance, and in
     /// call order inside a group).
@@ -146,16 +209,7 @@ impl RedisStore {
         if !matches!(self.connection, RedisConnection::Cluster(_)) {
             return vec![(0..tags.len()).collect()];
         }
-        let mut index: HashMap<&str, usize> = HashMap::new();
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        for (i, tag) in tags.iter().enumerate() {
-            let g = *index.entry(tag).or_insert_with(|| {
-                groups.push(Vec::new());
-                groups.len() - 1
-            });
-            groups[g].push(i);
-        }
-        groups
+        groups_by_tag(tags)
     }
 
     /// One group: one pipeline, the script loaded first (EVALSHA in a pipeline is not
@@ -233,7 +287,21 @@ impl RedisStore {
     }
 }
 
+/// The calls' indices by hash tag, in order of first appearance.
+fn groups_by_tag(tags: &[&str]) -> Vec<Vec<usize>> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, tag) in tags.iter().enumerate() {
+        let g = *index.entry(tag).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    groups
+}
+
 /// One pipelined call's answer: the call's own reply or error (`Ok(Err)`: the server
 /// refused that call, the others ran), or the failure of its whole pipeline
 /// ([`StoreError::Unknown`] when the call may have run).
-type Answer = Result<Result<Value, StoreError>, StoreError>;
+pub(super) type Answer = Result<Result<Value, StoreError>, StoreError>;

@@ -1,35 +1,63 @@
--- snapshot.lua: a player's state record, profile record and rewards, as one read of
--- their bucket's slot. A record past its deadline (unix seconds by this server's
--- clock, see record_state.lua) is answered as absent, as an expired key would be.
+-- snapshot.lua: players' state records, profile records and rewards, each player's
+-- three as one read of their bucket's slot. A record past its deadline (unix seconds
+-- by this server's clock, see record_state.lua) is answered as absent, as an expired
+-- key would be.
 --
--- KEYS[1]  state bucket (hash: player -> "deadline|period:tier:bracket[|previous]")
--- KEYS[2]  profile bucket (hash: player -> "deadline|version|json")
--- KEYS[3]  the player's rewards (hash: source -> "p|grant" or "c|grant")
--- ARGV[1]  player id
+-- One call reads any number of players (the bulk path sends a batch's players of a
+-- slot at once on a cluster, of any slots on one server; the single path one), so
+-- the clock is read and the script entered once per call, not once per player.
 --
--- Reply: {state, profile, source1, value1, ...}, state and profile without their
--- deadline, "" when absent or expired; {"malformed", what} for a record it did not
--- write.
+-- Per player i, three keys from KEYS[3(i-1) + 1] and the player id as ARGV[i]:
+-- KEYS  state bucket (hash: player -> "deadline|period:tier:bracket[|previous]");
+--       profile bucket (hash: player -> "deadline|version|json"); the player's
+--       rewards (hash: source -> "p|grant" or "c|grant")
+--
+-- Reply: one per player, in order: {state, profile, source1, value1, ...}, state and
+-- profile without their deadline, "" when absent or expired; {"malformed", what} for
+-- a record it did not write.
 
 local t = redis.call('TIME')
 local now = tonumber(t[1])
-local reply = {}
-for i = 1, 2 do
-  local record = redis.call('HGET', KEYS[i], ARGV[1])
-  local body = ''
-  if record then
-    local d, rest = string.match(record, '^(%d+)|(.*)$')
-    if not d then
-      return {'malformed', 'record of ' .. ARGV[1] .. ' in ' .. KEYS[i] .. ': ' .. record}
+
+local function read(K, player)
+  local reply = {}
+  for i = 1, 2 do
+    local record = redis.call('HGET', K[i], player)
+    local body = ''
+    if record then
+      local d, rest = string.match(record, '^(%d+)|(.*)$')
+      if not d then
+        return {'malformed', 'record of ' .. player .. ' in ' .. K[i] .. ': ' .. record}
+      end
+      if tonumber(d) > now then
+        body = rest
+      end
     end
-    if tonumber(d) > now then
-      body = rest
-    end
+    reply[i] = body
   end
-  reply[i] = body
+  local rewards = redis.call('HGETALL', K[3])
+  for i = 1, #rewards do
+    reply[#reply + 1] = rewards[i]
+  end
+  return reply
 end
-local rewards = redis.call('HGETALL', KEYS[3])
-for i = 1, #rewards do
-  reply[#reply + 1] = rewards[i]
+
+-- One player's failure (a command refused, such as WRONGTYPE on a key leaguekit did not
+-- write) is that player's answer, an error reply in its place; the others go on.
+local function each(f, k, a)
+  local ok, answer = pcall(f, k, a)
+  if ok then
+    return answer
+  end
+  if type(answer) == 'table' and answer.err then
+    return answer
+  end
+  return {err = tostring(answer)}
+end
+
+local reply = {}
+for i = 1, #ARGV do
+  local k = 3 * (i - 1)
+  reply[i] = each(read, {KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]}, ARGV[i])
 end
 return reply
