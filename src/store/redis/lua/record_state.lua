@@ -46,55 +46,57 @@ local now = tonumber(t[1])
 -- Pruning on one call in 16 (by the microseconds of TIME): see below.
 local prune = tonumber(t[2]) % 16 == 0
 
-local function record(K, A)
-  local ttl = tonumber(A[5])
+-- Player i's keys are KEYS[k + 1..4] and arguments ARGV[a + 1..6]:
+-- k = 4(i-1), a = 6(i-1).
+local function record(k, a)
+  local ttl = tonumber(ARGV[a + 5])
   local deadline = string.format('%d', now + ttl)
-  local player = A[1]
+  local player = ARGV[a + 1]
 
   -- The stored state, read (and checked) before anything is written.
-  local record = redis.call('HGET', K[1], player)
+  local record = redis.call('HGET', KEYS[k + 1], player)
   local current, rest
   if record then
     local d, placed, tail = string.match(record, '^(%d+)|([^|]+)(.*)$')
     local period = placed and string.match(placed, '^(%d+):.*:%d+$')
     if not d or not period or (tail ~= '' and not string.match(tail, '^|%d+:.*:%d+$')) then
-      return {'malformed', 'state of ' .. player .. ' in ' .. K[1] .. ': ' .. record}
+      return {'malformed', 'state of ' .. player .. ' in ' .. KEYS[k + 1] .. ': ' .. record}
     end
     if tonumber(d) > now then
       current = period
       rest = tail
     end
   end
-  local profile = redis.call('HGET', K[2], player)
+  local profile = redis.call('HGET', KEYS[k + 2], player)
   local profile_body
   if profile then
     local d, body = string.match(profile, '^(%d+)|(.*)$')
     if not d then
-      return {'malformed', 'profile of ' .. player .. ' in ' .. K[2] .. ': ' .. profile}
+      return {'malformed', 'profile of ' .. player .. ' in ' .. KEYS[k + 2] .. ': ' .. profile}
     end
     if tonumber(d) > now then
       profile_body = body
     end
   end
 
-  local placement = A[2] .. ':' .. A[3] .. ':' .. A[4]
+  local placement = ARGV[a + 2] .. ':' .. ARGV[a + 3] .. ':' .. ARGV[a + 4]
   local written = 1
   if not current then
-    redis.call('HSET', K[1], player, deadline .. '|' .. placement)
-  elseif greater(A[2], current) then
+    redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement)
+  elseif greater(ARGV[a + 2], current) then
     local was = string.match(record, '^%d+|([^|]+)')
-    redis.call('HSET', K[1], player, deadline .. '|' .. placement .. '|' .. was)
-  elseif A[2] == current then
-    redis.call('HSET', K[1], player, deadline .. '|' .. placement .. rest)
+    redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement .. '|' .. was)
+  elseif ARGV[a + 2] == current then
+    redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement .. rest)
   else
     -- An earlier period: the placement stays, the expiry starts anew.
-    redis.call('HSET', K[1], player, deadline .. string.match(record, '^%d+(|.*)$'))
+    redis.call('HSET', KEYS[k + 1], player, deadline .. string.match(record, '^%d+(|.*)$'))
     written = 0
   end
   if profile_body then
-    redis.call('HSET', K[2], player, deadline .. '|' .. profile_body)
+    redis.call('HSET', KEYS[k + 2], player, deadline .. '|' .. profile_body)
   elseif profile then
-    redis.call('HDEL', K[2], player)
+    redis.call('HDEL', KEYS[k + 2], player)
   end
 
   -- Bounded pruning: on one call in 16, up to 16 records of each bucket, sampled, go
@@ -105,44 +107,44 @@ local function record(K, A)
   -- that are a player's last.
   for i = 1, 2 do
     if prune then
-      local sample = redis.call('HRANDFIELD', K[i], 16, 'WITHVALUES')
+      local sample = redis.call('HRANDFIELD', KEYS[k + i], 16, 'WITHVALUES')
       for j = 1, #sample, 2 do
         local d = tonumber(string.match(sample[j + 1], '^(%d+)|'))
         if d and d <= now then
-          redis.call('HDEL', K[i], sample[j])
+          redis.call('HDEL', KEYS[k + i], sample[j])
         end
       end
     end
     -- TTL answers -2 for a key that does not exist (a profile bucket never written).
-    local left = redis.call('TTL', K[i])
+    local left = redis.call('TTL', KEYS[k + i])
     if left ~= -2 and left < ttl then
-      redis.call('EXPIRE', K[i], A[5])
+      redis.call('EXPIRE', KEYS[k + i], ARGV[a + 5])
     end
   end
 
   -- Rewards and claims: most players have neither key, which one EXISTS tells.
-  if redis.call('EXISTS', K[3], K[4]) == 0 then
+  if redis.call('EXISTS', KEYS[k + 3], KEYS[k + 4]) == 0 then
     return written
   end
-  local trim = tonumber(A[6])
-  local rewards = redis.call('HGETALL', K[3])
+  local trim = tonumber(ARGV[a + 6])
+  local rewards = redis.call('HGETALL', KEYS[k + 3])
   for i = 1, #rewards, 2 do
     if string.sub(rewards[i + 1], 1, 2) == 'c|' then
       local period = tonumber(string.match(rewards[i], '^(%d+)/'))
       if period and period < trim then
-        redis.call('HDEL', K[3], rewards[i])
+        redis.call('HDEL', KEYS[k + 3], rewards[i])
       end
     end
   end
-  local claims = redis.call('HGETALL', K[4])
+  local claims = redis.call('HGETALL', KEYS[k + 4])
   for i = 1, #claims, 2 do
     local period = tonumber(string.match(claims[i + 1], '^(%d+)|'))
     if not period or period < trim then
-      redis.call('HDEL', K[4], claims[i])
+      redis.call('HDEL', KEYS[k + 4], claims[i])
     end
   end
   for i = 3, 4 do
-    redis.call('EXPIRE', K[i], A[5])
+    redis.call('EXPIRE', KEYS[k + i], ARGV[a + 5])
   end
   return written
 end
@@ -163,8 +165,6 @@ end
 local reply = {}
 for i = 1, #ARGV / 6 do
   local k, a = 4 * (i - 1), 6 * (i - 1)
-  reply[i] = each(record,
-    {KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]},
-    {ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6]})
+  reply[i] = each(record, k, a)
 end
 return reply

@@ -19,15 +19,17 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1])
 
-local function read(K, player)
+-- Player i's keys are KEYS[k + 1..3], k = 3(i-1), and their id ARGV[a].
+local function read(k, a)
+  local player = ARGV[a]
   local reply = {}
   for i = 1, 2 do
-    local record = redis.call('HGET', K[i], player)
+    local record = redis.call('HGET', KEYS[k + i], player)
     local body = ''
     if record then
       local d, rest = string.match(record, '^(%d+)|(.*)$')
       if not d then
-        return {'malformed', 'record of ' .. player .. ' in ' .. K[i] .. ': ' .. record}
+        return {'malformed', 'record of ' .. player .. ' in ' .. KEYS[k + i] .. ': ' .. record}
       end
       if tonumber(d) > now then
         body = rest
@@ -35,7 +37,7 @@ local function read(K, player)
     end
     reply[i] = body
   end
-  local rewards = redis.call('HGETALL', K[3])
+  local rewards = redis.call('HGETALL', KEYS[k + 3])
   for i = 1, #rewards do
     reply[#reply + 1] = rewards[i]
   end
@@ -58,6 +60,6 @@ end
 local reply = {}
 for i = 1, #ARGV do
   local k = 3 * (i - 1)
-  reply[i] = each(read, {KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]}, ARGV[i])
+  reply[i] = each(read, k, i)
 end
 return reply
