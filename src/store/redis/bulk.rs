@@ -147,32 +147,12 @@ impl RedisStore {
                 Retry::Idempotent
             })
             .await;
-        let mut results: Vec<Option<Result<Entered, StoreError>>> =
-            entries.iter().map(|_| None).collect();
-        for (call, answer) in calls.iter().zip(answers) {
-            match answer.and_then(|reply| parse_enter(reply?, call.len())) {
-                Ok(each) => {
-                    for (&i, result) in call.iter().zip(each) {
-                        results[i] = Some(result);
-                    }
-                }
-                Err(e) => {
-                    for &i in call {
-                        results[i] = Some(Err(e.clone()));
-                    }
-                }
-            }
-        }
-        results
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|| {
-                    Err(StoreError::Protocol(
-                        "enter_many: an entry got no reply".into(),
-                    ))
-                })
-            })
-            .collect()
+        spread(
+            entries.len(),
+            calls.into_iter().zip(answers).collect(),
+            |reply, n| parse_enter(reply??, n),
+            "enter_many",
+        )
     }
 
     /// Snapshots, [`SNAPSHOTS_AT_ONCE`] players to a snapshot.lua call (of one slot
