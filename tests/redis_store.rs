@@ -2002,6 +2002,63 @@ async fn kept_pages_expire_and_go_with_the_next_change() {
     );
 }
 
+/// A page reads the bracket's cached profiles without checking them; one that is not
+/// a JSON object (data leaguekit did not write) still reads, is written out and
+/// compares as `{}`, as it did when every profile was checked on reading.
+#[tokio::test]
+async fn a_cached_profile_that_is_not_json_reads_as_empty() {
+    let s = season(
+        &unique_prefix("badprof"),
+        "increment",
+        "1s",
+        100,
+        Some(1_000),
+    );
+    let keys = Keys::of(&s);
+    let league = pinned(s, redis_store().await);
+    for p in ["good", "bad"] {
+        league.submit(p, 1, opts_at(start())).await.expect("submit");
+    }
+    let bracket = keys.bracket(1, "bronze", 1);
+    let mut con = raw_connection().await;
+    for (player, cached) in [("good", r#"7 {"name":"Ada"}"#), ("bad", r#"7 {"name":"#)] {
+        let _: redis::Value = redis::cmd("HSET")
+            .arg(&bracket.profiles)
+            .arg(player)
+            .arg(cached)
+            .query_async(&mut con)
+            .await
+            .expect("hset");
+    }
+    let page = league
+        .standings("bronze", 1, Some(1), 0, 10)
+        .await
+        .expect("page");
+    let profile = |who: &str| {
+        page.entries
+            .iter()
+            .find(|e| e.player == who)
+            .unwrap_or_else(|| panic!("{who} not on {page:?}"))
+            .profile
+            .clone()
+    };
+    assert_eq!(profile("good").get("name").as_deref(), Some("Ada"));
+    assert_eq!(profile("bad").as_json(), "{}");
+    assert_eq!(profile("bad"), leaguekit::Profile::empty());
+    let json = serde_json::to_value(&page).expect("serialise");
+    let profiles: Vec<_> = json["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["profile"].clone())
+        .collect();
+    assert!(
+        profiles.contains(&serde_json::json!({"name": "Ada"}))
+            && profiles.contains(&serde_json::json!({})),
+        "{profiles:?}"
+    );
+}
+
 /// In the bulk path one item's failure (here, foreign data under a player's bucket)
 /// is that item's error, and the items around it are placed as if they had gone
 /// alone.

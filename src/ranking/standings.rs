@@ -13,7 +13,7 @@ use crate::league::*;
 impl<S: Store> League<S> {
     pub(crate) fn standing(&self, offset: u64, i: usize, e: RawEntry) -> Standing {
         let (score, _) = self.season.packing.unpack(e.packed);
-        let profile = e.profile.and_then(Profile::from_json).unwrap_or_default();
+        let profile = e.profile.map(Profile::from_store).unwrap_or_default();
         Standing {
             rank: offset + i as u64 + 1,
             player: e.player,

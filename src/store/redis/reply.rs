@@ -61,6 +61,20 @@ pub(super) fn packed_from_score(v: &Value, what: &str) -> Result<u64, StoreError
 
 /// [`packed_from_score`] of a score sent as text.
 pub(super) fn packed_from_text(s: &str, what: &str) -> Result<u64, StoreError> {
+    // Redis writes an integral score below 1e17 as plain digits ("%.17g"), so a board
+    // score is nearly always "-" and at most 16 digits: read those as an integer (a
+    // page parses 100 of them) and leave everything else to the general path.
+    if let Some(digits) = s.strip_prefix('-')
+        && (1..=16).contains(&digits.len())
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        let packed = digits
+            .bytes()
+            .fold(0u64, |n, b| n * 10 + u64::from(b - b'0'));
+        if packed <= EXACT_LIMIT {
+            return Ok(packed);
+        }
+    }
     let score = s
         .parse::<f64>()
         .map_err(|_| protocol(format!("{what} is not a number: {s:?}")))?;
@@ -209,7 +223,30 @@ mod tests {
             Some(123_456_789_012_340)
         );
         assert_eq!(packed_from_score(&Value::Double(-42.0), "t").ok(), Some(42));
-        for bad in ["1", "-1.5", "inf", "-inf", "nan", "-1e17", "x", ""] {
+        // The digits-only path and the general one agree, up to 2^53 and past it.
+        assert_eq!(
+            packed_from_score(&s("-9007199254740992"), "t").ok(),
+            Some(1 << 53)
+        );
+        for n in [1u64, 9, 10, 123_456_789, 99_999_999_999_999, (1 << 53) - 1] {
+            assert_eq!(packed_from_text(&format!("-{n}"), "t").ok(), Some(n));
+            assert_eq!(packed_from_text(&format!("-{n}.0"), "t").ok(), Some(n));
+        }
+        for bad in [
+            "1",
+            "-1.5",
+            "inf",
+            "-inf",
+            "nan",
+            "-1e17",
+            "x",
+            "",
+            "-",
+            "-12a",
+            "--1",
+            "-9999999999999999",
+            "-99999999999999999",
+        ] {
             assert!(packed_from_score(&s(bad), "t").is_err(), "{bad} accepted");
         }
     }
