@@ -235,11 +235,14 @@ impl RolloverStore for RedisStore {
         if let Some(why) = time_refusal(&items)? {
             return Err(StoreError::Time(why));
         }
-        let board = match items.as_slice() {
-            [status, board] if text(status, "freeze status")? == "ok" => {
-                array(board.clone(), "frozen board")?
+        // The board is taken out of the reply, not cloned (perf: copying its strings
+        // was about 3% of the rollover's client time at 1M).
+        let board = match <[Value; 2]>::try_from(items) {
+            Ok([status, board]) if text(&status, "freeze status")? == "ok" => {
+                array(board, "frozen board")?
             }
-            other => return Err(protocol(format!("freeze: {} items", other.len()))),
+            Ok(_) => return Err(protocol("freeze: 2 items, not \"ok\" and a board")),
+            Err(other) => return Err(protocol(format!("freeze: {} items", other.len()))),
         };
         if board.len() % 2 != 0 {
             return Err(protocol("freeze: odd number of board items"));
