@@ -78,11 +78,12 @@ impl<S: Store> League<S> {
         now: DateTime<Utc>,
         cohort: Option<&str>,
     ) -> PlaceResult {
+        if !self.store.gathers_joins() {
+            // place_one looks in the cache itself.
+            return self.place_one(player, period, at, now, cohort).await;
+        }
         if let Some(hit) = self.cached(player, period.id) {
             return Ok((hit, None));
-        }
-        if !self.store.gathers_joins() {
-            return self.place_one(player, period, at, now, cohort).await;
         }
         let gathered = self.extension::<Gathered>("gathered joins");
         let (answer, answered) = oneshot::channel();
