@@ -2090,3 +2090,382 @@ async fn a_batch_item_that_fails_fails_alone() {
         assert_eq!(v.bracket, Some(1), "{p}");
     }
 }
+
+/// Calls of each command on the server at `port` (INFO commandstats; commands run by
+/// scripts count too).
+fn calls(port: u16) -> HashMap<String, u64> {
+    let info = common::command(port, &["INFO", "commandstats"]).expect("info");
+    info.lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            let n = rest
+                .strip_prefix("calls=")?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((name.to_owned(), n))
+        })
+        .collect()
+}
+
+/// Calls of each command since `before`.
+fn calls_since(port: u16, before: &HashMap<String, u64>) -> HashMap<String, u64> {
+    calls(port)
+        .into_iter()
+        .filter_map(|(name, n)| {
+            let d = n - before.get(&name).copied().unwrap_or(0);
+            (d > 0 && name != "info").then_some((name, d))
+        })
+        .collect()
+}
+
+/// A page is built in the client from one MULTI (open_page.lua, ZRANGE, HSCAN) and
+/// kept by keep_page.lua; a kept page is one HGET and no script. Over RESP2 and RESP3,
+/// on a server of its own so that the command counts are this test's alone.
+#[tokio::test]
+async fn a_page_is_built_in_one_multi_and_a_kept_page_is_one_hget() {
+    let server = RedisServer::start(&[]);
+    for url in [
+        server.url(),
+        format!("redis://127.0.0.1:{}/?protocol=resp3", server.port),
+    ] {
+        let store = RedisStore::connect(&url, RedisOptions::default().with_connections(1))
+            .await
+            .expect("connect");
+        let s = season(&unique_prefix("built"), "best", "1s", 100, Some(1_000_000));
+        let league = pinned(s.clone(), store);
+        for (i, p) in ["x", "y", "z"].iter().enumerate() {
+            league
+                .set_profile(p, &[("name".into(), format!("N{i}"))])
+                .await
+                .expect("profile");
+            league
+                .submit(p, 100 + i as i64, opts_at(at_tick(&s, i as u64)))
+                .await
+                .expect("submit");
+        }
+        // A first build loads the scripts on this new server; a score moves the page
+        // on, so the next read builds again, on a server that has them.
+        league
+            .standings("bronze", 1, None, 0, 10)
+            .await
+            .expect("page");
+        league
+            .submit("x", 150, opts_at(at_tick(&s, 3)))
+            .await
+            .expect("submit");
+        let before = calls(server.port);
+        let built = league
+            .standings("bronze", 1, None, 0, 10)
+            .await
+            .expect("page");
+        let got: Vec<(String, u64, String)> = built
+            .entries
+            .iter()
+            .map(|e| (e.player.clone(), e.score, e.profile.to_string()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("x".to_owned(), 150, r#"{"name":"N0"}"#.to_owned()),
+                ("z".to_owned(), 102, r#"{"name":"N2"}"#.to_owned()),
+                ("y".to_owned(), 101, r#"{"name":"N1"}"#.to_owned()),
+            ],
+            "{url}"
+        );
+        assert_eq!(built.players, 3);
+        let build = calls_since(server.port, &before);
+        for (command, n) in [("multi", 1), ("exec", 1), ("zrange", 1), ("hscan", 1)] {
+            assert_eq!(build.get(command), Some(&n), "{url}: {build:?}");
+        }
+        // open_page.lua and keep_page.lua; standings.lua (HGETALL, HMGET) did not run.
+        assert_eq!(build.get("evalsha"), Some(&2), "{url}: {build:?}");
+        assert_eq!(build.get("hgetall"), None, "{url}: {build:?}");
+
+        let before = calls(server.port);
+        let kept = league
+            .standings("bronze", 1, None, 0, 10)
+            .await
+            .expect("page");
+        assert_eq!(kept, built, "{url}");
+        let read = calls_since(server.port, &before);
+        assert_eq!(
+            read,
+            HashMap::from([("hget".to_owned(), 1)]),
+            "{url}: a kept page"
+        );
+    }
+}
+
+/// The guard of the page cache's fill: open_page.lua's claim is made in the same
+/// atomic step as the page's reads, and keep_page.lua keeps the page only while the
+/// claim stands. Any change to what the page shows in between (a score, a join, a
+/// profile), or a newer build's claim, leaves nothing kept.
+#[tokio::test]
+async fn a_change_between_a_build_and_its_fill_keeps_nothing() {
+    let prefix = unique_prefix("guard");
+    let s = season(&prefix, "increment", "1s", 100, Some(1_000_000));
+    let keys = Keys::of(&s);
+    let store = redis_store().await;
+    let league = pinned(s.clone(), store.clone());
+    let at = start() + chrono::Duration::hours(1);
+    for p in ["a", "b"] {
+        league.submit(p, 5, opts_at(at)).await.expect("submit");
+    }
+    let bracket = keys.bracket(1, "bronze", 1);
+    let mut con = raw_connection().await;
+    let open = redis::Script::new(include_str!("../src/store/redis/lua/open_page.lua"));
+    let keep = redis::Script::new(include_str!("../src/store/redis/lua/keep_page.lua"));
+    let claim = |nonce: &'static str| {
+        let open = &open;
+        let bracket = &bracket;
+        async move {
+            let mut con = raw_connection().await;
+            let total: u64 = open
+                .key(&bracket.board)
+                .key(&bracket.pages)
+                .key(&bracket.meta)
+                .arg("?0:9")
+                .arg(nonce)
+                .arg(30_000)
+                .invoke_async(&mut con)
+                .await
+                .expect("open_page");
+            total
+        }
+    };
+    let fill = |nonce: &'static str| {
+        let keep = &keep;
+        let bracket = &bracket;
+        async move {
+            let mut con = raw_connection().await;
+            let kept: u64 = keep
+                .key(&bracket.pages)
+                .arg("?0:9")
+                .arg(nonce)
+                .arg("0:9")
+                .arg(format!("a page built under {nonce}"))
+                .invoke_async(&mut con)
+                .await
+                .expect("keep_page");
+            kept
+        }
+    };
+    let changes: [(&str, Box<dyn Fn() -> _>); 3] = [
+        (
+            "a score",
+            Box::new(|| {
+                Box::pin(async {
+                    league.submit("a", 1, opts_at(at)).await.expect("submit");
+                }) as std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>
+            }),
+        ),
+        (
+            "a join",
+            Box::new(|| {
+                Box::pin(async {
+                    league.submit("c", 1, opts_at(at)).await.expect("join");
+                })
+            }),
+        ),
+        (
+            "a profile",
+            Box::new(|| {
+                Box::pin(async {
+                    league
+                        .set_profile("b", &[("name".into(), "B".into())])
+                        .await
+                        .expect("profile");
+                })
+            }),
+        ),
+    ];
+    for (what, change) in &changes {
+        assert!(claim("n1").await > 0);
+        change().await;
+        assert_eq!(fill("n1").await, 0, "kept after {what}");
+        assert_eq!(hget(&mut con, &bracket.pages, "0:9").await, None, "{what}");
+    }
+    // A newer build's claim supersedes an older one.
+    claim("n2").await;
+    claim("n3").await;
+    assert_eq!(fill("n2").await, 0, "the older claim");
+    assert_eq!(fill("n3").await, 1, "the newer claim");
+    assert_eq!(
+        hget(&mut con, &bracket.pages, "0:9").await.as_deref(),
+        Some("a page built under n3")
+    );
+    assert_eq!(
+        hget(&mut con, &bracket.pages, "?0:9").await,
+        None,
+        "claim used"
+    );
+    assert_eq!(fill("n3").await, 0, "a claim keeps one page once");
+    // No board, no claim: reading a bracket nobody joined writes nothing.
+    let empty = keys.bracket(1, "bronze", 7);
+    let total: u64 = open
+        .key(&empty.board)
+        .key(&empty.pages)
+        .key(&empty.meta)
+        .arg("?0:9")
+        .arg("n4")
+        .arg(30_000)
+        .invoke_async(&mut con)
+        .await
+        .expect("open_page");
+    assert_eq!(total, 0);
+    assert_eq!(
+        keys_under(&mut con, &empty.base).await,
+        Vec::<String>::new()
+    );
+}
+
+/// Kept pages are read without looking at the board, so the page cache never
+/// outlives it: a page kept near the board's end goes with the board, and the
+/// rollover's retention shortens the page cache's expiry, never lengthens it.
+#[tokio::test]
+async fn kept_pages_never_outlive_their_board() {
+    let prefix = unique_prefix("outlive");
+    let s = season(&prefix, "increment", "1s", 100, Some(1_000_000));
+    let keys = Keys::of(&s);
+    let store = redis_store().await;
+    let league = pinned(s.clone(), store.clone());
+    let at = start() + chrono::Duration::hours(1);
+    for p in ["a", "b"] {
+        league.submit(p, 5, opts_at(at)).await.expect("submit");
+    }
+    let bracket = keys.bracket(1, "bronze", 1);
+    let mut con = raw_connection().await;
+    let () = redis::cmd("PEXPIRE")
+        .arg(&bracket.board)
+        .arg(1_500)
+        .query_async(&mut con)
+        .await
+        .expect("pexpire");
+    let page = league
+        .standings("bronze", 1, None, 0, 10)
+        .await
+        .expect("page");
+    assert_eq!(page.players, 2);
+    let (kept, board) = (
+        pttl(&mut con, &bracket.pages).await,
+        pttl(&mut con, &bracket.board).await,
+    );
+    assert!(
+        0 < kept && kept <= board,
+        "pages {kept} ms, board {board} ms"
+    );
+    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    let gone = league
+        .standings("bronze", 1, None, 0, 10)
+        .await
+        .expect("page");
+    assert_eq!((gone.players, gone.entries.len()), (0, 0), "{gone:?}");
+
+    // The rollover's retention, shorter than the keep time, shortens the page cache.
+    for p in ["c", "d"] {
+        league.submit(p, 5, opts_at(at)).await.expect("submit");
+    }
+    league
+        .standings("bronze", 1, None, 0, 10)
+        .await
+        .expect("page");
+    assert!(pttl(&mut con, &bracket.pages).await > 2_000);
+    store
+        .record_outcomes(&bracket, &[], 2)
+        .await
+        .expect("record_outcomes");
+    let (kept, board) = (
+        pttl(&mut con, &bracket.pages).await,
+        pttl(&mut con, &bracket.board).await,
+    );
+    assert!(
+        0 < kept && kept <= board && board <= 2_000,
+        "pages {kept}, board {board}"
+    );
+    // A longer retention leaves the page cache's own, shorter expiry.
+    store
+        .record_outcomes(&bracket, &[], 3_600)
+        .await
+        .expect("record_outcomes");
+    assert!(pttl(&mut con, &bracket.pages).await <= 2_000);
+}
+
+/// A profile cache that is a large hash table (200 profiles of more than 64 bytes) is
+/// not answered whole by the build's HSCAN; the page's players' profiles are then read
+/// by HMGET, and every entry still shows its own profile, kept or built, at any offset.
+#[tokio::test]
+async fn pages_of_a_large_profile_cache_show_every_profile() {
+    const LONG: &str = "-a-name-long-enough-that-the-cached-profile-passes-64-bytes";
+    let prefix = unique_prefix("large");
+    let s = season(&prefix, "increment", "1s", 300, Some(1_000_000));
+    let keys = Keys::of(&s);
+    // A server of its own, so that its command counts are this test's alone.
+    let server = RedisServer::start(&[]);
+    let store = RedisStore::connect(&server.url(), RedisOptions::default())
+        .await
+        .expect("connect");
+    let league = std::sync::Arc::new(pinned(s.clone(), store));
+    let at = start() + chrono::Duration::hours(1);
+    let tasks: Vec<_> = (0..200)
+        .map(|i| {
+            let league = league.clone();
+            tokio::spawn(async move {
+                let p = format!("p{i:03}");
+                league
+                    .set_profile(&p, &[("name".into(), format!("N{i}{LONG}"))])
+                    .await
+                    .expect("profile");
+                league.submit(&p, i + 1, opts_at(at)).await.expect("submit");
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("task");
+    }
+    let mut con = redis::Client::open(server.url())
+        .expect("client")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect");
+    let bracket = keys.bracket(1, "bronze", 1);
+    let encoding: String = redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg(&bracket.profiles)
+        .query_async(&mut con)
+        .await
+        .expect("encoding");
+    let cached: u64 = redis::cmd("HLEN")
+        .arg(&bracket.profiles)
+        .query_async(&mut con)
+        .await
+        .expect("hlen");
+    assert_eq!((encoding.as_str(), cached), ("hashtable", 200));
+    let before = calls(server.port);
+    for (offset, limit) in [(0, 100), (150, 50), (195, 20), (0, 100)] {
+        let page = league
+            .standings("bronze", 1, None, offset, limit)
+            .await
+            .expect("page");
+        assert_eq!(page.players, 200);
+        let want = 200u64.saturating_sub(offset).min(limit);
+        assert_eq!(page.entries.len() as u64, want);
+        for (i, e) in page.entries.iter().enumerate() {
+            let n = 199 - offset as usize - i;
+            assert_eq!(e.player, format!("p{n:03}"));
+            assert_eq!(e.rank, offset + i as u64 + 1);
+            assert_eq!(e.profile.to_string(), format!(r#"{{"name":"N{n}{LONG}"}}"#));
+        }
+    }
+    // Three builds (the last read was kept), each with its HMGET, none by
+    // standings.lua (whose ZCARD would show); the first MULTI met NOSCRIPT on this new
+    // server, loaded open_page.lua and ran again.
+    let reads = calls_since(server.port, &before);
+    assert_eq!(
+        (reads.get("exec"), reads.get("hmget"), reads.get("zcard")),
+        (Some(&4), Some(&3), Some(&3)),
+        "{reads:?}"
+    );
+}

@@ -19,8 +19,8 @@
 //! `a = fnv1a32(id) % ASSIGN_BUCKETS` inside the period's slot, so `join.lua` still
 //! runs on one slot. Both counts are 16,384: at a million players a bucket holds 61
 //! records on average and, by the tail of the distribution, fewer than 100 in every
-//! bucket, below Redis's default `hash-max-listpack-entries` of 128. Far beyond a
-//! million players, buckets pass 128 entries and Redis turns them into hashtables:
+//! bucket, far below Redis's default `hash-max-listpack-entries` of 512. Far beyond
+//! a million players, buckets pass 512 entries and Redis turns them into hashtables:
 //! still correct, only bigger per record. The counts and the hash are part of the
 //! layout (recorded as `layout` in the season's meta) and never change for a season.
 //!

@@ -1,6 +1,6 @@
 //! Boards on Redis: score updates (`update.lua`, with the idempotency record in the
-//! same script), pages and around-me reads, cached profiles (`set_profile.lua`,
-//! `cache_profile.lua`).
+//! same script), pages (kept and built by [`super::pages`]) and around-me reads,
+//! cached profiles (`set_profile.lua`, `cache_profile.lua`).
 
 use ::redis::{ScriptInvocation, Value};
 
@@ -185,43 +185,14 @@ impl RankingStore for RedisStore {
         offset: u64,
         limit: u64,
     ) -> Result<Page, StoreError> {
-        let inv = standings_invocation(bracket, offset, limit, self.page_cache_ms());
-        let reply = self.invoke("standings", Retry::Idempotent, &inv).await?;
-        let mut page = page(reply, "standings reply")?;
-        page.offset = offset;
-        Ok(page)
+        self.read_page(bracket, offset, limit).await
     }
 
     async fn standings_many(
         &self,
         reads: &[(&BracketKeys, u64, u64)],
     ) -> Vec<Result<Page, StoreError>> {
-        if reads.is_empty() {
-            return Vec::new();
-        }
-        let invocations: Vec<ScriptInvocation<'_>> = reads
-            .iter()
-            .map(|(bracket, offset, limit)| {
-                standings_invocation(bracket, *offset, *limit, self.page_cache_ms())
-            })
-            .collect();
-        let tags: Vec<&str> = reads.iter().map(|(b, _, _)| hash_tag(&b.board)).collect();
-        self.pipelined(
-            "standings_many",
-            &SCRIPTS.standings,
-            &invocations,
-            &tags,
-            |_| Retry::Idempotent,
-        )
-        .await
-        .into_iter()
-        .zip(reads)
-        .map(|(reply, (_, offset, _))| {
-            let mut page = page(reply??, "standings reply")?;
-            page.offset = *offset;
-            Ok(page)
-        })
-        .collect()
+        self.read_pages(reads).await
     }
 
     async fn around(
@@ -340,28 +311,4 @@ impl RankingStore for RedisStore {
     ) -> Result<(Vec<(String, String)>, u64), StoreError> {
         Ok(self.player_snapshot(player_keys).await?.profile)
     }
-}
-
-/// `standings.lua` for entries `offset..offset+limit` of the bracket.
-/// `keep_ms` is how long the page may be kept in the page cache (0: not at all).
-fn standings_invocation(
-    bracket: &BracketKeys,
-    offset: u64,
-    limit: u64,
-    keep_ms: u64,
-) -> ScriptInvocation<'static> {
-    // Redis ranks are signed 64-bit; no board comes near the clamp.
-    let top = i64::MAX as u64;
-    let first = offset.min(top);
-    let last = offset.saturating_add(limit.saturating_sub(1)).min(top);
-    let mut inv = SCRIPTS.standings.prepare_invoke();
-    inv.key(&bracket.board)
-        .key(&bracket.profiles)
-        .key(&bracket.pages)
-        .key(&bracket.meta)
-        .arg(first)
-        .arg(last)
-        .arg(if limit == 0 { "0" } else { "1" })
-        .arg(keep_ms);
-    inv
 }

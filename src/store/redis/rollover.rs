@@ -269,6 +269,7 @@ impl RolloverStore for RedisStore {
             .key(&bracket.profiles)
             .key(&bracket.meta)
             .key(&bracket.outcomes)
+            .key(&bracket.pages)
             .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
         for (player, outcome) in outcomes {
             inv.arg(player).arg(outcome);

@@ -17,13 +17,20 @@
 -- Scores are the raw zset scores (minus the packed value); the caller parses them.
 -- Ranks pass through as the strings the caller formatted, never as Lua numbers.
 --
+-- Most pages are not built here: the store reads kept pages with a plain HGET and
+-- builds the others in the client (open_page.lua, keep_page.lua), which costs Redis
+-- about a seventh of this script (turning 400 strings into Lua ones is most of it).
+-- This script is the path for what that one does not cover: the count alone (ARGV[3]
+-- "0") and a build whose MULTI failed (a slot being moved, a script not yet loaded).
+--
 -- The page cache: building a page is most of its cost (ZRANGE, the profile lookups,
 -- 300 Lua strings and their concatenation: about 75 us of Redis CPU for 100 entries,
 -- where returning a stored string costs a few). Every script that changes what a page
 -- shows (update.lua, enter.lua, cache_profile.lua) deletes the bracket's page cache in
 -- the same atomic step, so a cached page is always the page this script would build
--- now. Its expiry only bounds memory. A cached page whose count differs from the
--- board's is not used (a board that expired under it).
+-- now. The page cache never outlives the board (its expiry is the keep time or the
+-- board's, whichever is first), since the store reads kept pages without a script;
+-- a cached page whose count differs from the board's is not used here either.
 -- The meta field "paged" is set with the first kept page, so that update.lua and
 -- enter.lua, which read the meta hash anyway, delete the page cache only when there
 -- may be one: an unconditional DEL cost every update about 1 us of Redis CPU (7%).
@@ -47,16 +54,18 @@ end
 
 local function cached(reply)
   if ttl > 0 then
+    local left = redis.call('PTTL', KEYS[1])
     redis.call('HSET', KEYS[3], field, reply)
     if redis.call('PTTL', KEYS[3]) < 0 then
-      redis.call('PEXPIRE', KEYS[3], ARGV[4])
+      if left > 0 and left < ttl then
+        redis.call('PEXPIRE', KEYS[3], left)
+      else
+        redis.call('PEXPIRE', KEYS[3], ARGV[4])
+      end
     end
     if redis.call('HSETNX', KEYS[4], 'paged', '1') == 1
-        and redis.call('PTTL', KEYS[4]) == -1 then
-      local left = redis.call('PTTL', KEYS[1])
-      if left > 0 then
-        redis.call('PEXPIRE', KEYS[4], left)
-      end
+        and left > 0 and redis.call('PTTL', KEYS[4]) == -1 then
+      redis.call('PEXPIRE', KEYS[4], left)
     end
   end
   return reply

@@ -1,0 +1,404 @@
+//! Standings pages on Redis: kept pages read with a plain HGET, the others built in
+//! the client from one atomic snapshot and kept with a guarded fill.
+//!
+//! A page built by a script (`standings.lua`) costs Redis about 80 µs for 100
+//! entries, most of it turning the board's and the profiles' 400 strings into Lua
+//! strings and back. Here Redis does only what needs it:
+//!
+//! 1. **A kept page** is one `HGET` of the bracket's page cache: no script. It is
+//!    safe without comparing the page with the board because every write that changes
+//!    what a page shows deletes the page cache in its own atomic step, and the page
+//!    cache never outlives the board (its expiry is capped at the board's, see
+//!    `open_page.lua` and `record_outcomes.lua`).
+//! 2. **A build** is one `MULTI`: `open_page.lua` (the count, and a claim on the
+//!    page), `ZRANGE … WITHSCORES` and `HSCAN` of the profile cache, which a small
+//!    hash answers whole in one call. The client assembles the page. A large profile
+//!    cache (see [`PROFILES_AT_ONCE`]), which HSCAN answers in part, costs one more
+//!    round trip: `HMGET` of the page's players, which is cheap
+//!    on a hash table. That read is not in the snapshot, so it may show a profile
+//!    newer than the board, as a read racing a write may; the fill below still keeps
+//!    only a page that is current.
+//! 3. **The fill** (`keep_page.lua`) keeps the page only if the claim is still there:
+//!    any change since the snapshot deleted it with the page cache. So a write
+//!    between the read and the fill never leaves a stale page.
+//!
+//! What the MULTI cannot do is left to `standings.lua`, which does everything in one
+//! script: the count alone (a page of no entries), and a build whose MULTI failed
+//! (a slot being moved, a script not yet loaded on the node).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use futures::future::join_all;
+use redis::Value;
+
+use super::reply::*;
+use super::scripts::SCRIPTS;
+use super::{RedisStore, Retry, attempt_token};
+use crate::error::StoreError;
+use crate::store::keys::{BracketKeys, hash_tag};
+use crate::store::{Page, RawEntry};
+
+/// The separator of a page's fields (see `standings.lua`).
+const SEP: char = '\x1f';
+
+/// `COUNT` of the build's HSCAN. A listpack-encoded profile cache (with Redis's
+/// defaults, at most 512 entries of at most 64 bytes) is answered whole by one HSCAN
+/// whatever the count; so is a hash table of up to this many buckets (a bracket of
+/// 100 whose profiles are longer than 64 bytes). A larger one costs about this much,
+/// and an HMGET after.
+const PROFILES_AT_ONCE: u64 = 128;
+
+/// One read: the bracket, its first and last 0-based rank, and the page's field in
+/// the page cache.
+struct Read<'a> {
+    bracket: &'a BracketKeys,
+    offset: u64,
+    limit: u64,
+    first: u64,
+    last: u64,
+    field: String,
+}
+
+impl<'a> Read<'a> {
+    fn new(bracket: &'a BracketKeys, offset: u64, limit: u64) -> Read<'a> {
+        // Redis ranks are signed 64-bit; no board comes near the clamp.
+        let top = i64::MAX as u64;
+        let first = offset.min(top);
+        let last = offset.saturating_add(limit.saturating_sub(1)).min(top);
+        Read {
+            bracket,
+            offset,
+            limit,
+            first,
+            last,
+            field: format!("{first}:{last}"),
+        }
+    }
+}
+
+impl RedisStore {
+    /// Entries `offset..offset+limit` of the bracket: kept, or built and kept.
+    pub(super) async fn read_page(
+        &self,
+        bracket: &BracketKeys,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Page, StoreError> {
+        if limit == 0 {
+            return self.script_page(bracket, offset, limit).await;
+        }
+        let read = Read::new(bracket, offset, limit);
+        if self.page_cache_ms() > 0 {
+            let mut hget = redis::cmd("HGET");
+            hget.arg(&bracket.pages).arg(&read.field);
+            let kept = self.command("standings", Retry::Idempotent, &hget).await?;
+            if !is_nil(&kept) {
+                return kept_page(kept, offset);
+            }
+        }
+        self.build_page(&read).await
+    }
+
+    /// [`RedisStore::read_page`] of many brackets: the kept pages by one pipeline of
+    /// HGETs (one per slot on a cluster), then the others built concurrently.
+    pub(super) async fn read_pages(
+        &self,
+        reads: &[(&BracketKeys, u64, u64)],
+    ) -> Vec<Result<Page, StoreError>> {
+        let all: Vec<Read<'_>> = reads
+            .iter()
+            .map(|(bracket, offset, limit)| Read::new(bracket, *offset, (*limit).max(1)))
+            .collect();
+        let mut answers: Vec<Option<Result<Page, StoreError>>> =
+            reads.iter().map(|_| None).collect();
+        if self.page_cache_ms() > 0 {
+            let tags: Vec<&str> = all.iter().map(|r| hash_tag(&r.bracket.board)).collect();
+            let kept = self
+                .pipelined_commands("standings_many", &tags, 1, |i, pipe| {
+                    pipe.cmd("HGET")
+                        .arg(&all[i].bracket.pages)
+                        .arg(&all[i].field);
+                })
+                .await;
+            for (i, reply) in kept.into_iter().enumerate() {
+                match reply.map(|mut replies| replies.pop()) {
+                    // A count alone (limit 0) is never a kept page.
+                    Ok(Some(page)) if !is_nil(&page) && reads[i].2 > 0 => {
+                        answers[i] = Some(kept_page(page, all[i].offset));
+                    }
+                    Ok(_) => {}
+                    Err(e) => answers[i] = Some(Err(e)),
+                }
+            }
+        }
+        let builds = answers
+            .iter()
+            .zip(reads)
+            .zip(&all)
+            .enumerate()
+            .filter(|(_, ((answer, _), _))| answer.is_none())
+            .map(|(i, ((_, (bracket, offset, limit)), read))| async move {
+                let page = if *limit == 0 {
+                    self.script_page(bracket, *offset, 0).await
+                } else {
+                    self.build_page(read).await
+                };
+                (i, page)
+            });
+        for (i, page) in join_all(builds).await {
+            answers[i] = Some(page);
+        }
+        answers
+            .into_iter()
+            .map(|a| {
+                a.unwrap_or_else(|| {
+                    Err(StoreError::Protocol(
+                        "standings_many: a read got no answer".to_owned(),
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// Builds a page in the client from one MULTI, and keeps it if nothing changed.
+    async fn build_page(&self, read: &Read<'_>) -> Result<Page, StoreError> {
+        let bracket = read.bracket;
+        let keep_ms = self.page_cache_ms();
+        let claim = (keep_ms > 0).then(|| (format!("?{}", read.field), attempt_token()));
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        match &claim {
+            Some((field, nonce)) => {
+                let mut open = SCRIPTS.open_page.prepare_invoke();
+                open.key(&bracket.board)
+                    .key(&bracket.pages)
+                    .key(&bracket.meta)
+                    .arg(field)
+                    .arg(nonce)
+                    .arg(keep_ms);
+                pipe.invoke_script(&open);
+            }
+            None => {
+                pipe.cmd("ZCARD").arg(&bracket.board);
+            }
+        }
+        pipe.cmd("ZRANGE")
+            .arg(&bracket.board)
+            .arg(read.first)
+            .arg(read.last)
+            .arg("WITHSCORES");
+        pipe.cmd("HSCAN")
+            .arg(&bracket.profiles)
+            .arg(0)
+            .arg("COUNT")
+            .arg(PROFILES_AT_ONCE);
+        pipe.ignore_errors();
+        let pipe = &pipe;
+        let mut loaded = false;
+        let (total, board, profiles) = loop {
+            let replies = self
+                .run("standings", Retry::Idempotent, |mut con| async move {
+                    pipe.query_async::<Vec<Value>>(&mut con).await
+                })
+                .await;
+            match replies.map(<[Value; 3]>::try_from) {
+                Ok(Ok([Value::Int(total), board, profiles])) => {
+                    let total =
+                        u64::try_from(total).map_err(|_| protocol("negative board size"))?;
+                    break (total, board, profiles);
+                }
+                // A node without open_page.lua (new, flushed, or a failover's): load
+                // it (on a cluster, on every primary) and build again, once.
+                Ok(Ok([Value::ServerError(e), _, _])) if e.code() == "NOSCRIPT" && !loaded => {
+                    loaded = true;
+                    let load = SCRIPTS.open_page.prepare_invoke();
+                    let load = &load;
+                    self.run("standings", Retry::Idempotent, |mut con| async move {
+                        load.load_async(&mut con).await
+                    })
+                    .await?;
+                }
+                // EXECABORT (a redirection inside the MULTI while a slot moves), a
+                // script still missing, or a reply of another shape: standings.lua
+                // does it all in one step, and follows redirections as every call does.
+                _ => return self.script_page(bracket, read.offset, read.limit).await,
+            }
+        };
+        let board = scored_members(board)?;
+        let profiles = match profiles {
+            Value::Array(mut scan) if scan.len() == 2 => {
+                let items = scan.pop().unwrap_or(Value::Nil);
+                let cursor = scan.pop().unwrap_or(Value::Nil);
+                if text(&cursor, "HSCAN cursor")? == "0" {
+                    Profiles::All(items)
+                } else {
+                    // A hash table: HSCAN answered part of it; HMGET is cheap there.
+                    let mut hmget = redis::cmd("HMGET");
+                    hmget.arg(&bracket.profiles);
+                    for (player, _) in &board {
+                        hmget.arg(text(player, "board member")?);
+                    }
+                    if board.is_empty() {
+                        Profiles::Some(Vec::new())
+                    } else {
+                        Profiles::Some(array(
+                            self.command("standings", Retry::Idempotent, &hmget).await?,
+                            "profiles",
+                        )?)
+                    }
+                }
+            }
+            Value::ServerError(e) => return Err(StoreError::Redis(e.into())),
+            other => return Err(protocol(format!("HSCAN reply: {other:?}"))),
+        };
+        let (page, text) = assemble(total, read, &board, &profiles)?;
+        if let (Some((field, nonce)), Some(text)) = (&claim, text)
+            && total > 0
+        {
+            let mut keep = SCRIPTS.keep_page.prepare_invoke();
+            keep.key(&bracket.pages)
+                .arg(field)
+                .arg(nonce)
+                .arg(&read.field)
+                .arg(text);
+            // A page that could not be kept is still the reader's answer.
+            if let Err(e) = self.invoke("keep_page", Retry::Idempotent, &keep).await {
+                tracing::debug!(error = %e, "a built page was not kept");
+            }
+        }
+        Ok(page)
+    }
+
+    /// The page built by `standings.lua` in one step.
+    async fn script_page(
+        &self,
+        bracket: &BracketKeys,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Page, StoreError> {
+        let read = Read::new(bracket, offset, limit);
+        let mut inv = SCRIPTS.standings.prepare_invoke();
+        inv.key(&bracket.board)
+            .key(&bracket.profiles)
+            .key(&bracket.pages)
+            .key(&bracket.meta)
+            .arg(read.first)
+            .arg(read.last)
+            .arg(if limit == 0 { "0" } else { "1" })
+            .arg(self.page_cache_ms());
+        let reply = self.invoke("standings", Retry::Idempotent, &inv).await?;
+        let mut page = page(reply, "standings reply")?;
+        page.offset = offset;
+        Ok(page)
+    }
+}
+
+/// A kept page, read at `offset`.
+fn kept_page(v: Value, offset: u64) -> Result<Page, StoreError> {
+    let mut page = page(v, "kept page")?;
+    page.offset = offset;
+    Ok(page)
+}
+
+/// The profiles of a build: the whole (small) cache as field-value pairs, or the
+/// page's players' own, in board order (nil for none).
+enum Profiles {
+    All(Value),
+    Some(Vec<Value>),
+}
+
+/// `(member, score)` pairs of ZRANGE WITHSCORES: a flat array (RESP2) or an array of
+/// pairs (RESP3).
+fn scored_members(v: Value) -> Result<Vec<(Value, Value)>, StoreError> {
+    let items = match v {
+        Value::ServerError(e) => return Err(StoreError::Redis(e.into())),
+        v => array(v, "board range")?,
+    };
+    if items.iter().all(|i| matches!(i, Value::Array(_))) && !items.is_empty() {
+        return items
+            .into_iter()
+            .map(
+                |pair| match <[Value; 2]>::try_from(array(pair, "board entry")?) {
+                    Ok([member, score]) => Ok((member, score)),
+                    Err(other) => Err(protocol(format!("board entry: {other:?}"))),
+                },
+            )
+            .collect();
+    }
+    if items.len() % 2 != 0 {
+        return Err(protocol("board range: an odd number of items"));
+    }
+    let mut pairs = Vec::with_capacity(items.len() / 2);
+    let mut it = items.into_iter();
+    while let (Some(member), Some(score)) = (it.next(), it.next()) {
+        pairs.push((member, score));
+    }
+    Ok(pairs)
+}
+
+/// The page, and its text for the page cache (`standings.lua`'s reply format);
+/// no text when a field holds the separator (data leaguekit did not write), so that
+/// such a page is answered but never kept.
+fn assemble(
+    total: u64,
+    read: &Read<'_>,
+    board: &[(Value, Value)],
+    profiles: &Profiles,
+) -> Result<(Page, Option<String>), StoreError> {
+    let by_player: HashMap<&str, &str> = match profiles {
+        Profiles::All(Value::Map(map)) => map
+            .iter()
+            .map(|(k, v)| Ok((text(k, "profile owner")?, text(v, "cached profile")?)))
+            .collect::<Result<_, StoreError>>()?,
+        Profiles::All(Value::Array(flat)) => flat
+            .chunks_exact(2)
+            .map(|kv| {
+                Ok((
+                    text(&kv[0], "profile owner")?,
+                    text(&kv[1], "cached profile")?,
+                ))
+            })
+            .collect::<Result<_, StoreError>>()?,
+        Profiles::All(other) => return Err(protocol(format!("HSCAN items: {other:?}"))),
+        Profiles::Some(_) => HashMap::new(),
+    };
+    let mut out = String::with_capacity(32 + board.len() * 64);
+    let _ = write!(out, "{total}{SEP}{}", read.first);
+    let mut entries = Vec::with_capacity(board.len());
+    let mut keepable = true;
+    for (i, (member, score)) in board.iter().enumerate() {
+        let player = text(member, "board member")?;
+        let packed = packed_from_score(score, "board score")?;
+        let cached = match profiles {
+            Profiles::Some(got) => match got.get(i) {
+                Some(v) if !is_nil(v) => Some(text(v, "cached profile")?),
+                _ => None,
+            },
+            Profiles::All(_) => by_player.get(player).copied(),
+        };
+        let cached = cached.filter(|c| !c.is_empty());
+        keepable &= !player.contains(SEP) && !cached.is_some_and(|c| c.contains(SEP));
+        out.push(SEP);
+        out.push_str(player);
+        out.push(SEP);
+        if packed == 0 {
+            out.push('0');
+        } else {
+            let _ = write!(out, "-{packed}");
+        }
+        out.push(SEP);
+        out.push_str(cached.unwrap_or(""));
+        entries.push(RawEntry {
+            player: player.to_owned(),
+            packed,
+            profile: cached.map(cached_profile).transpose()?.map(str::to_owned),
+        });
+    }
+    let page = Page {
+        total,
+        offset: read.offset,
+        entries,
+    };
+    Ok((page, keepable.then_some(out)))
+}
