@@ -421,6 +421,28 @@ async fn scripts_survive_a_script_flush_on_every_node() {
     let period = league.period_at(Some(start())).expect("period").id;
     let me = league.player("ana", Some(period)).await.expect("player");
     assert_eq!(me.score, Some(15));
+    // A page built after a flush: its MULTI meets NOSCRIPT for open_page.lua, which
+    // is loaded on every primary before the build runs again; the page is then kept.
+    for port in cluster_ports(&url) {
+        command(port, &["SCRIPT", "FLUSH"]).expect("script flush");
+    }
+    let built = league
+        .standings("bronze", 1, Some(period), 0, 10)
+        .await
+        .expect("standings after SCRIPT FLUSH");
+    assert_eq!(
+        built
+            .entries
+            .iter()
+            .map(|e| (e.player.as_str(), e.score))
+            .collect::<Vec<_>>(),
+        [("ana", 15)]
+    );
+    let kept = league
+        .standings("bronze", 1, Some(period), 0, 10)
+        .await
+        .expect("kept page");
+    assert_eq!(kept, built);
 }
 
 #[tokio::test]
@@ -672,6 +694,24 @@ async fn a_slot_moved_under_a_running_store() {
     let period = league.period_at(Some(start())).expect("period").id;
     let me = league.player("ana", Some(period)).await.expect("player");
     assert_eq!(me.score, Some(15));
+    // A page of the moved slot, built on its new node and then kept.
+    let built = league
+        .standings("bronze", 1, Some(period), 0, 10)
+        .await
+        .expect("standings after the move");
+    assert_eq!(
+        built
+            .entries
+            .iter()
+            .map(|e| (e.player.as_str(), e.score))
+            .collect::<Vec<_>>(),
+        [("ana", 15)]
+    );
+    let kept = league
+        .standings("bronze", 1, Some(period), 0, 10)
+        .await
+        .expect("kept page");
+    assert_eq!(kept, built);
 }
 
 // ---------------------------------------------------------------------------------

@@ -2469,3 +2469,70 @@ async fn pages_of_a_large_profile_cache_show_every_profile() {
         "{reads:?}"
     );
 }
+
+/// Reads racing writes on one bracket: once the writes stop, the page read (kept or
+/// built) is the page a store without a page cache reads. A fill that did not check
+/// its claim would, now and then, keep a page built before the last write.
+#[tokio::test]
+async fn pages_read_while_scores_change_are_never_left_stale() {
+    let prefix = unique_prefix("race");
+    let s = season(&prefix, "increment", "1s", 100, Some(1_000_000));
+    let league = std::sync::Arc::new(pinned(s.clone(), redis_store().await));
+    let at = start() + chrono::Duration::hours(1);
+    let players: Vec<String> = (0..20).map(|i| format!("r{i:02}")).collect();
+    for p in &players {
+        league.submit(p, 1, opts_at(at)).await.expect("submit");
+    }
+    let off = RedisStore::connect(
+        &redis_url(),
+        RedisOptions::default().with_page_cache(Duration::ZERO),
+    )
+    .await
+    .expect("connect");
+    let fresh = pinned(s.clone(), off);
+    for round in 0..5 {
+        let writing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let (league, players) = (league.clone(), players.clone());
+                tokio::spawn(async move {
+                    for i in 0..25 {
+                        let p = &players[(w * 7 + i * 3 + round) % players.len()];
+                        league.submit(p, 1, opts_at(at)).await.expect("submit");
+                    }
+                })
+            })
+            .collect();
+        let readers: Vec<_> = (0..4)
+            .map(|_| {
+                let (league, writing) = (league.clone(), writing.clone());
+                tokio::spawn(async move {
+                    while writing.load(std::sync::atomic::Ordering::Relaxed) {
+                        league
+                            .standings("bronze", 1, None, 0, 100)
+                            .await
+                            .expect("page");
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.await.expect("writer");
+        }
+        writing.store(false, std::sync::atomic::Ordering::Relaxed);
+        for r in readers {
+            r.await.expect("reader");
+        }
+        let want = fresh
+            .standings("bronze", 1, None, 0, 100)
+            .await
+            .expect("page");
+        for _ in 0..2 {
+            let got = league
+                .standings("bronze", 1, None, 0, 100)
+                .await
+                .expect("page");
+            assert_eq!(got, want, "round {round}");
+        }
+    }
+}
