@@ -1,5 +1,5 @@
 //! Reading boards: a page of a bracket's standings and the window around a player,
-//! each with the cached profiles, in one round trip.
+//! each with the cached profiles, as one atomic snapshot of the board.
 
 use tracing::instrument;
 
@@ -22,8 +22,12 @@ impl<S: Store> League<S> {
         }
     }
 
-    /// A page of a bracket's standings (best first) with cached profiles, in one
-    /// round trip. `period` defaults to the current one.
+    /// A page of a bracket's standings (best first) with cached profiles.
+    /// `period` defaults to the current one.
+    ///
+    /// On Redis a page read recently and not changed since is one round trip (a
+    /// kept page); another is built from one atomic read and then kept, two or
+    /// three round trips (see `RedisOptions::page_cache`).
     #[instrument(skip(self), err(level = "debug"))]
     pub async fn standings(
         &self,
