@@ -297,8 +297,14 @@ fn keys_of_each_script_share_one_slot() {
     for id in ["plain", "a}b", "{x}", "a:b", "a b", "%7D", "é{}", "u/1"] {
         let bracket = keys.bracket(3, "gold", 2);
         let tag = hash_tag(&bracket.board);
-        // update.lua: board, meta, idempotency key; enter/standings/around: board, prof.
-        for key in [&bracket.meta, &bracket.profiles, &bracket.request(id, id)] {
+        // update.lua: board, meta, idempotency key; enter/standings/around: board, prof;
+        // a page's MULTI and open_page/keep_page.lua: board, prof, page, meta.
+        for key in [
+            &bracket.meta,
+            &bracket.profiles,
+            &bracket.pages,
+            &bracket.request(id, id),
+        ] {
             assert_eq!(hash_tag(key), tag, "{key}");
         }
         // join.lua: the player's assign bucket, joins, meta; finish_period.lua: meta,

@@ -29,7 +29,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use futures::future::join_all;
+use futures::StreamExt;
 use redis::Value;
 
 use super::reply::*;
@@ -48,6 +48,9 @@ const SEP: char = '\x1f';
 /// 100 whose profiles are longer than 64 bytes). A larger one costs about this much,
 /// and an HMGET after.
 const PROFILES_AT_ONCE: u64 = 128;
+
+/// Builds of one [`RedisStore::read_pages`] in flight at once.
+const BUILDS_IN_FLIGHT: usize = 64;
 
 /// One read: the bracket, its first and last 0-based rank, and the page's field in
 /// the page cache.
@@ -101,7 +104,8 @@ impl RedisStore {
     }
 
     /// [`RedisStore::read_page`] of many brackets: the kept pages by one pipeline of
-    /// HGETs (one per slot on a cluster), then the others built concurrently.
+    /// HGETs (one per slot on a cluster), then the others built, [`BUILDS_IN_FLIGHT`]
+    /// at a time.
     pub(super) async fn read_pages(
         &self,
         reads: &[(&BracketKeys, u64, u64)],
@@ -132,21 +136,21 @@ impl RedisStore {
                 }
             }
         }
-        let builds = answers
-            .iter()
-            .zip(reads)
-            .zip(&all)
-            .enumerate()
-            .filter(|(_, ((answer, _), _))| answer.is_none())
-            .map(|(i, ((_, (bracket, offset, limit)), read))| async move {
-                let page = if *limit == 0 {
-                    self.script_page(bracket, *offset, 0).await
-                } else {
-                    self.build_page(read).await
-                };
-                (i, page)
-            });
-        for (i, page) in join_all(builds).await {
+        let missing: Vec<usize> = (0..reads.len()).filter(|&i| answers[i].is_none()).collect();
+        let all = &all;
+        let builds = missing.into_iter().map(|i| async move {
+            let (bracket, offset, limit) = reads[i];
+            let page = if limit == 0 {
+                self.script_page(bracket, offset, 0).await
+            } else {
+                self.build_page(&all[i]).await
+            };
+            (i, page)
+        });
+        // A bounded number at a time: a read of every bracket of a tier may miss
+        // thousands of pages at once.
+        let mut built = futures::stream::iter(builds).buffer_unordered(BUILDS_IN_FLIGHT);
+        while let Some((i, page)) = built.next().await {
             answers[i] = Some(page);
         }
         answers
