@@ -235,27 +235,27 @@ impl RolloverStore for RedisStore {
         if let Some(why) = time_refusal(&items)? {
             return Err(StoreError::Time(why));
         }
-        // The board is taken out of the reply, not cloned (perf: copying its strings
-        // was about 3% of the rollover's client time at 1M).
-        let board = match <[Value; 2]>::try_from(items) {
-            Ok([status, board]) if text(&status, "freeze status")? == "ok" => {
-                array(board, "frozen board")?
+        // The board comes as one string, player and score alternating, joined by byte
+        // 31 (see freeze.lua).
+        let board = match items.as_slice() {
+            [status, board] if text(status, "freeze status")? == "ok" => {
+                text(board, "frozen board")?
             }
-            Ok(_) => return Err(protocol("freeze: 2 items, not \"ok\" and a board")),
-            Err(other) => return Err(protocol(format!("freeze: {} items", other.len()))),
+            [_, _] => return Err(protocol("freeze: 2 items, not \"ok\" and a board")),
+            other => return Err(protocol(format!("freeze: {} items", other.len()))),
         };
-        if board.len() % 2 != 0 {
-            return Err(protocol("freeze: odd number of board items"));
+        if board.is_empty() {
+            return Ok(Vec::new());
         }
-        board
-            .chunks_exact(2)
-            .map(|e| {
-                Ok((
-                    text(&e[0], "player id")?.to_owned(),
-                    packed_from_score(&e[1], "board score")?,
-                ))
-            })
-            .collect()
+        let mut fields = board.split('\x1f');
+        let mut entries = Vec::with_capacity(board.bytes().filter(|&b| b == 0x1f).count() / 2 + 1);
+        while let Some(player) = fields.next() {
+            let Some(score) = fields.next() else {
+                return Err(protocol("freeze: odd number of board items"));
+            };
+            entries.push((player.to_owned(), packed_from_text(score, "board score")?));
+        }
+        Ok(entries)
     }
 
     async fn record_outcomes(
