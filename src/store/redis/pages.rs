@@ -49,15 +49,14 @@ const SEP: char = '\x1f';
 /// and an HMGET after.
 const PROFILES_AT_ONCE: u64 = 128;
 
-/// One read: the bracket, its first and last 0-based rank, and the page's field in
-/// the page cache.
+/// One read: the bracket, the offset and limit asked for, and the first and last
+/// 0-based rank they mean.
 struct Read<'a> {
     bracket: &'a BracketKeys,
     offset: u64,
     limit: u64,
     first: u64,
     last: u64,
-    field: String,
 }
 
 impl<'a> Read<'a> {
@@ -72,8 +71,13 @@ impl<'a> Read<'a> {
             limit,
             first,
             last,
-            field: format!("{first}:{last}"),
         }
+    }
+
+    /// The page's field in the page cache, `"first:last"` (only the single read's
+    /// path needs it: a batch's reads leave it to standings.lua).
+    fn field(&self) -> String {
+        format!("{}:{}", self.first, self.last)
     }
 }
 
@@ -89,15 +93,16 @@ impl RedisStore {
             return self.script_page(bracket, offset, limit).await;
         }
         let read = Read::new(bracket, offset, limit);
+        let field = read.field();
         if self.page_cache_ms() > 0 {
             let mut hget = redis::cmd("HGET");
-            hget.arg(&bracket.pages).arg(&read.field);
+            hget.arg(&bracket.pages).arg(&field);
             let kept = self.command("standings", Retry::Idempotent, &hget).await?;
             if !is_nil(&kept) {
-                return kept_page(kept, offset);
+                return page_at(kept, offset, "kept page");
             }
         }
-        self.build_page(&read).await
+        self.build_page(&read, &field).await
     }
 
     /// Pages of many brackets, one `standings.lua` call each, pipelined (one pipeline
@@ -132,28 +137,25 @@ impl RedisStore {
         .await
         .into_iter()
         .zip(reads)
-        .map(|(reply, (_, offset, _))| {
-            let mut page = page(reply??, "standings reply")?;
-            page.offset = *offset;
-            Ok(page)
-        })
+        .map(|(reply, (_, offset, _))| page_at(reply??, *offset, "standings reply"))
         .collect()
     }
 
-    /// Builds a page in the client from one MULTI, and keeps it if nothing changed.
-    async fn build_page(&self, read: &Read<'_>) -> Result<Page, StoreError> {
+    /// Builds a page in the client from one MULTI, and keeps it under `field` if
+    /// nothing changed.
+    async fn build_page(&self, read: &Read<'_>, field: &str) -> Result<Page, StoreError> {
         let bracket = read.bracket;
         let keep_ms = self.page_cache_ms();
-        let claim = (keep_ms > 0).then(|| (format!("?{}", read.field), attempt_token()));
+        let claim = (keep_ms > 0).then(|| (format!("?{field}"), attempt_token()));
         let mut pipe = redis::pipe();
         pipe.atomic();
         match &claim {
-            Some((field, nonce)) => {
+            Some((claim, nonce)) => {
                 let mut open = SCRIPTS.open_page.prepare_invoke();
                 open.key(&bracket.board)
                     .key(&bracket.pages)
                     .key(&bracket.meta)
-                    .arg(field)
+                    .arg(claim)
                     .arg(nonce)
                     .arg(keep_ms);
                 pipe.invoke_script(&open);
@@ -232,14 +234,14 @@ impl RedisStore {
             other => return Err(protocol(format!("HSCAN reply: {other:?}"))),
         };
         let (page, text) = assemble(total, read, &board, &profiles)?;
-        if let (Some((field, nonce)), Some(text)) = (&claim, text)
+        if let (Some((claim, nonce)), Some(text)) = (&claim, text)
             && total > 0
         {
             let mut keep = SCRIPTS.keep_page.prepare_invoke();
             keep.key(&bracket.pages)
-                .arg(field)
+                .arg(claim)
                 .arg(nonce)
-                .arg(&read.field)
+                .arg(field)
                 .arg(text);
             // A page that could not be kept is still the reader's answer.
             if let Err(e) = self.invoke("keep_page", Retry::Idempotent, &keep).await {
@@ -258,9 +260,7 @@ impl RedisStore {
     ) -> Result<Page, StoreError> {
         let inv = script_invocation(&Read::new(bracket, offset, limit), self.page_cache_ms());
         let reply = self.invoke("standings", Retry::Idempotent, &inv).await?;
-        let mut page = page(reply, "standings reply")?;
-        page.offset = offset;
-        Ok(page)
+        page_at(reply, offset, "standings reply")
     }
 }
 
@@ -279,9 +279,9 @@ fn script_invocation(read: &Read<'_>, keep_ms: u64) -> redis::ScriptInvocation<'
     inv
 }
 
-/// A kept page, read at `offset`.
-fn kept_page(v: Value, offset: u64) -> Result<Page, StoreError> {
-    let mut page = page(v, "kept page")?;
+/// A page in `standings.lua`'s format (kept or built by it), read at `offset`.
+fn page_at(v: Value, offset: u64, what: &str) -> Result<Page, StoreError> {
+    let mut page = page(v, what)?;
     page.offset = offset;
     Ok(page)
 }
