@@ -7,7 +7,8 @@
 //! cargo run --release --example bench -- redis://127.0.0.1:6379/   # a running server
 //! cargo run --release --example bench -- --players 200000  # a smaller league
 //! cargo run --release --example bench -- --connections 1   # one connection, not a pool
-//! cargo run --release --example bench -- --no-gather       # every single join alone
+//! cargo run --release --example bench -- --no-gather       # every single join and submit alone
+//! cargo run --release --example bench -- --no-gather-submits  # every single submit alone
 //! ```
 //!
 //! It loads PLAYERS (default 1,000,000) players with a two-field profile into brackets
@@ -106,6 +107,7 @@ struct Args {
     memory_players: usize,
     connections: usize,
     gather: bool,
+    gather_submits: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -116,6 +118,7 @@ fn args() -> Result<Args, String> {
         memory_players: 200_000,
         connections: RedisOptions::default().connections,
         gather: RedisOptions::default().gather_joins,
+        gather_submits: RedisOptions::default().gather_submits,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -140,12 +143,16 @@ fn args() -> Result<Args, String> {
                     .filter(|n| *n >= 1)
                     .ok_or("--connections takes a number of at least 1")?
             }
-            "--no-gather" => a.gather = false,
+            "--no-gather" => {
+                a.gather = false;
+                a.gather_submits = false;
+            }
+            "--no-gather-submits" => a.gather_submits = false,
             url if url.contains("://") => a.url = Some(url.to_owned()),
             other => {
                 return Err(format!(
                     "unknown argument {other:?}; usage: bench [URL] [--cluster] [--players N] \
-                     [--memory-players N] [--connections N] [--no-gather]"
+                     [--memory-players N] [--connections N] [--no-gather] [--no-gather-submits]"
                 ));
             }
         }
@@ -551,7 +558,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         &url,
         RedisOptions::default()
             .with_connections(a.connections)
-            .with_gather_joins(a.gather),
+            .with_gather_joins(a.gather)
+            .with_gather_submits(a.gather_submits),
     )
     .await?;
     let league_of = |prefix: String| {
@@ -570,7 +578,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut con = client.get_multiplexed_async_connection().await?;
     let tags = tags_per_node(&mut con, &nodes, cluster).await;
     println!(
-        "leaguekit bench: {} players in brackets of 100 with profiles, {} tasks, {}, joins {}, on {}{}",
+        "leaguekit bench: {} players in brackets of 100 with profiles, {} tasks, {}, joins {}, \
+         submits {}, on {}{}",
         a.players,
         TASKS,
         if cluster {
@@ -579,6 +588,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             format!("{} connection(s)", a.connections)
         },
         if a.gather { "gathered" } else { "each alone" },
+        if a.gather_submits {
+            "gathered"
+        } else {
+            "each alone"
+        },
         if cluster { "a cluster of " } else { "" },
         nodes
             .iter()

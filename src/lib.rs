@@ -37,6 +37,7 @@ pub use store::redis::connection::{ConnectError, RedisConnection, RedisUrl, UrlE
 pub use store::redis::{RedisOptions, RedisStore};
 
 mod compat;
+mod gather;
 #[doc(hidden)]
 pub use compat::{
     calendar, chart, config, connection, engine, keys, memory, outcome, redis_store, scheduler,

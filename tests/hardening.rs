@@ -298,8 +298,10 @@ async fn a_batch_cut_mid_pipeline_reports_every_line_honestly() {
     let sha = redis::Script::new(include_str!("../src/store/redis/lua/update.lua"))
         .get_hash()
         .to_owned();
-    // The first 1000 lines pass; the cut comes 400 calls into the second chunk.
-    let proxy = cutting_proxy(server.port, sha, 1400);
+    // A chunk of 1000 lines is 16 calls of update.lua (64 updates a call, see
+    // src/store/redis/updates.rs): the first chunk passes, and the cut comes at the
+    // 7th call of the second, after six calls (384 updates) were sent.
+    let proxy = cutting_proxy(server.port, sha, 16 + 7);
     let at = (now - chrono::Duration::minutes(1)).to_rfc3339_opts(SecondsFormat::Millis, true);
     let input: String = (0..LINES)
         .map(|i| format!("{{\"player\":\"p{i:04}\",\"value\":1,\"at\":\"{at}\"}}\n"))
@@ -434,6 +436,66 @@ async fn submit_many_answers_unknown_when_the_server_stalls() {
     }
     eprintln!("after the stall: scores {scores:?}");
     assert!(scores.keys().all(|s| matches!(s, Some(1) | Some(2))));
+}
+
+/// Case 5, gathered: concurrent single submits without request ids, gathered into
+/// shared `update.lua` calls, while the server stalls: every one is answered
+/// "unknown" (a gathered call is never resent unless every update in it has a
+/// request id), none "applied" or "refused", and the server ran each at most once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gathered_submits_answer_unknown_when_the_server_stalls() {
+    let server = RedisServer::start(&[]);
+    let store = RedisStore::connect(
+        &server.url(),
+        RedisOptions::default()
+            .with_response_timeout(Duration::from_millis(300))
+            .with_command_attempts(1),
+    )
+    .await
+    .expect("connect");
+    assert!(store.options().gather_submits, "gathering is the default");
+    let clock = ManualClock::new(t("2026-01-05T10:00:00Z"));
+    let league = Arc::new(League::with_clock(
+        season("stallg", "2026-01-05T00:00:00Z", 100, ""),
+        store,
+        Arc::new(clock.clone()),
+    ));
+    let at = || SubmitOptions::default().at(t("2026-01-05T09:00:00Z"));
+    for i in 0..50 {
+        league
+            .submit(&format!("p{i}"), 1, at())
+            .await
+            .expect("first");
+    }
+    let paused =
+        common::command(server.port, &["CLIENT", "PAUSE", "1500", "WRITE"]).expect("pause");
+    assert!(paused.starts_with("+OK"), "{paused}");
+    let tasks: Vec<_> = (0..50)
+        .map(|i| {
+            let league = league.clone();
+            tokio::spawn(async move { league.submit(&format!("p{i}"), 1, at()).await })
+        })
+        .collect();
+    for task in tasks {
+        match task.await.expect("task") {
+            Err(e) if e.is_unknown() => {}
+            other => panic!("expected unknown, got {other:?}"),
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(1700)).await;
+    let mut scores = BTreeMap::new();
+    for i in 0..50 {
+        let v = league
+            .player(&format!("p{i}"), Some(1))
+            .await
+            .expect("view");
+        *scores.entry(v.score).or_insert(0) += 1;
+    }
+    eprintln!("after the stall: scores {scores:?}");
+    assert!(
+        scores.keys().all(|s| matches!(s, Some(1) | Some(2))),
+        "{scores:?}"
+    );
 }
 
 /// Case 9: one player's rewards key of the wrong type blocks only that grant; the

@@ -2541,3 +2541,165 @@ async fn pages_read_while_scores_change_are_never_left_stale() {
         }
     }
 }
+
+/// Concurrent single submits are gathered into shared `update.lua` calls (far fewer
+/// EVALSHA than submits, counted on a server of its own), and each answers as it
+/// would alone: every score is the sum so far, and a request id sent again, gathered
+/// with others, answers the first time's score as a duplicate and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_submits_share_calls_and_answer_as_alone() {
+    let server = RedisServer::start(&[]);
+    let store = RedisStore::connect(&server.url(), RedisOptions::default())
+        .await
+        .expect("connect");
+    let used = gathered_submits_answer_as_alone(store, Some(server.port)).await;
+    let evalsha = used.get("evalsha").copied().unwrap_or(0);
+    assert!(
+        evalsha * 2 <= GATHER_SUBMITS,
+        "{GATHER_SUBMITS} concurrent submits made {evalsha} script calls: {used:?}"
+    );
+}
+
+/// The same on a Redis Cluster, where the brackets' slots differ: a gathered batch
+/// is sent as one call per slot, and every answer is still the one alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_submits_on_a_cluster_answer_as_alone() {
+    gathered_submits_answer_as_alone(common::cluster_store().await, None).await;
+}
+
+const GATHER_PLAYERS: usize = 40;
+const GATHER_ROUNDS: i64 = 10;
+const GATHER_SUBMITS: u64 = GATHER_PLAYERS as u64 * GATHER_ROUNDS as u64;
+
+/// Places 40 players in four brackets of ten, then submits ten rounds for each from
+/// 40 tasks, twice with the same request ids; checks every answer and score. Answers
+/// the command counts over the first rounds, given the port of a server of its own.
+async fn gathered_submits_answer_as_alone(
+    store: RedisStore,
+    port: Option<u16>,
+) -> HashMap<String, u64> {
+    let s = season(
+        &unique_prefix("gather"),
+        "increment",
+        "1s",
+        10,
+        Some(1_000_000),
+    );
+    let league = std::sync::Arc::new(pinned(s.clone(), store));
+    let at = start() + chrono::Duration::hours(1);
+    // Placed (and scoring 1) one at a time.
+    for i in 0..GATHER_PLAYERS {
+        league
+            .submit(&format!("p{i:02}"), 1, opts_at(at))
+            .await
+            .expect("place");
+    }
+    let rounds = || {
+        let tasks: Vec<_> = (0..GATHER_PLAYERS)
+            .map(|i| {
+                let league = league.clone();
+                tokio::spawn(async move {
+                    let mut answers = Vec::new();
+                    for r in 1..=GATHER_ROUNDS {
+                        let opts = opts_at(at).request_id(format!("r{r}"));
+                        let sub = league
+                            .submit(&format!("p{i:02}"), r, opts)
+                            .await
+                            .expect("submit");
+                        answers.push((sub.score, sub.applied));
+                    }
+                    answers
+                })
+            })
+            .collect();
+        async move {
+            let mut all = Vec::new();
+            for t in tasks {
+                all.push(t.await.expect("task"));
+            }
+            all
+        }
+    };
+    let before = port.map(calls).unwrap_or_default();
+    let first = rounds().await;
+    let used = port
+        .map(|port| calls_since(port, &before))
+        .unwrap_or_default();
+    for answers in &first {
+        let mut score = 1;
+        for (r, (got, applied)) in (1..=GATHER_ROUNDS).zip(answers) {
+            score += r as u64;
+            assert_eq!((*got, *applied), (score, true), "round {r}: {answers:?}");
+        }
+    }
+    // The same request ids again, gathered: each answers its first score, unapplied.
+    let again = rounds().await;
+    for (answers, first) in again.iter().zip(&first) {
+        let want: Vec<(u64, bool)> = first.iter().map(|(s, _)| (*s, false)).collect();
+        assert_eq!(answers, &want);
+    }
+    for i in 0..GATHER_PLAYERS {
+        let view = league
+            .player(&format!("p{i:02}"), None)
+            .await
+            .expect("view");
+        assert_eq!(view.score, Some(1 + 55), "p{i:02}");
+    }
+    used
+}
+
+/// One `update.lua` call carries many updates, and an update the server refuses
+/// (its idempotency key holds a hash, data leaguekit did not write: WRONGTYPE) is
+/// that update's error alone; the others of the call are applied.
+#[tokio::test]
+async fn a_refused_update_fails_alone_in_its_call() {
+    let server = RedisServer::start(&[]);
+    let store = RedisStore::connect(&server.url(), RedisOptions::default())
+        .await
+        .expect("connect");
+    let s = season(
+        &unique_prefix("alone"),
+        "increment",
+        "1s",
+        100,
+        Some(1_000_000),
+    );
+    let keys = Keys::of(&s);
+    let league = pinned(s.clone(), store);
+    let at = start() + chrono::Duration::hours(1);
+    let players: Vec<String> = (0..8).map(|i| format!("p{i}")).collect();
+    for p in &players {
+        league.submit(p, 1, opts_at(at)).await.expect("place");
+    }
+    let bracket = keys.bracket(1, "bronze", 1);
+    common::command(
+        server.port,
+        &["HSET", &bracket.request("p3", "bad"), "not", "a string"],
+    )
+    .expect("hset");
+    let items: Vec<BatchItem> = players
+        .iter()
+        .map(|p| {
+            let id = if p == "p3" { "bad" } else { "good" };
+            BatchItem::new(p.clone(), 2).with_options(opts_at(at).request_id(id))
+        })
+        .collect();
+    let before = calls(server.port);
+    let results = league.submit_many(&items).await;
+    let used = calls_since(server.port, &before);
+    assert_eq!(used.get("evalsha"), Some(&1), "one call: {used:?}");
+    for (p, r) in players.iter().zip(&results) {
+        match (p.as_str(), r) {
+            ("p3", Err(e)) => assert!(e.to_string().contains("WRONGTYPE"), "{e}"),
+            ("p3", Ok(sub)) => panic!("p3 applied: {sub:?}"),
+            (_, Ok(sub)) => assert_eq!((sub.score, sub.applied), (3, true), "{p}"),
+            (_, Err(e)) => panic!("{p}: {e}"),
+        }
+    }
+    let view = league.player("p3", None).await.expect("view");
+    assert_eq!(
+        view.score,
+        Some(1),
+        "nothing written for the refused update"
+    );
+}

@@ -19,13 +19,12 @@
 //! Only stores that ask for it gather ([`crate::store::LeagueStore::gathers_joins`]):
 //! the embedded store has no round trips to share.
 
-use std::sync::{Mutex, PoisonError};
-
 use chrono::{DateTime, Utc};
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::oneshot;
 
 use super::bulk::{PlaceResult, PlaceWant};
 use super::*;
+use crate::gather::{Gather, Turn};
 use crate::season::calendar::Period;
 
 /// Batches in flight at once: one in the store while the next gathers and is sent,
@@ -43,26 +42,11 @@ struct Job {
 }
 
 /// A league's queue of waiting placements (a league extension, made on first use).
-pub(crate) struct Gathered {
-    queue: Mutex<Queue>,
-    turns: Semaphore,
-}
-
-#[derive(Default)]
-struct Queue {
-    jobs: Vec<Job>,
-    /// The number the next job gets, and how many have been taken into batches:
-    /// job `n` is in a batch once `taken > n`.
-    pushed: u64,
-    taken: u64,
-}
+pub(crate) struct Gathered(Gather<Job>);
 
 impl Default for Gathered {
     fn default() -> Self {
-        Gathered {
-            queue: Mutex::new(Queue::default()),
-            turns: Semaphore::new(BATCHES_IN_FLIGHT),
-        }
+        Gathered(Gather::new(BATCHES_IN_FLIGHT))
     }
 }
 
@@ -87,40 +71,16 @@ impl<S: Store> League<S> {
         }
         let gathered = self.extension::<Gathered>("gathered joins");
         let (answer, answered) = oneshot::channel();
-        let number = {
-            let mut queue = lock(&gathered.queue);
-            queue.jobs.push(Job {
-                player: player.to_owned(),
-                period: *period,
-                at,
-                now,
-                cohort: cohort.map(str::to_owned),
-                answer,
-            });
-            queue.pushed += 1;
-            queue.pushed - 1
+        let job = Job {
+            player: player.to_owned(),
+            period: *period,
+            at,
+            now,
+            cohort: cohort.map(str::to_owned),
+            answer,
         };
-        {
-            // Never closed; were it, the join goes alone.
-            let Ok(_turn) = gathered.turns.acquire().await else {
-                return self.place_one(player, period, at, now, cohort).await;
-            };
-            // While this join waited for its turn, another turn may have taken it into
-            // a batch: then it only waits for its answer, and leaves its turn to a join
-            // still queued (which takes everything queued by then: the fewer, larger
-            // batches are what saves the server's time).
-            let batch = {
-                let mut queue = lock(&gathered.queue);
-                if queue.taken > number {
-                    Vec::new()
-                } else {
-                    queue.taken = queue.pushed;
-                    std::mem::take(&mut queue.jobs)
-                }
-            };
-            if !batch.is_empty() {
-                self.place_batch(batch).await;
-            }
+        if let Turn::Lead(_turn, batch) = gathered.0.enter(job).await {
+            self.place_batch(batch).await;
         }
         match answered.await {
             Ok(result) => result,
@@ -152,8 +112,4 @@ impl<S: Store> League<S> {
             let _ = job.answer.send(result);
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -150,7 +150,7 @@ impl RedisStore {
         spread(
             entries.len(),
             calls.into_iter().zip(answers).collect(),
-            |reply, n| parse_enter(reply??, n),
+            |reply, items| parse_enter(reply??, items.len()),
             "enter_many",
         )
     }
@@ -175,12 +175,13 @@ impl RedisStore {
                     let of_call: Vec<&PlayerKeys> = items.iter().map(|&i| players[i]).collect();
                     snapshot_invocation(&of_call)
                 },
+                |_| Retry::Idempotent,
             )
             .await;
         spread(
             players.len(),
             answered,
-            |reply, n| parse_snapshots(reply??, n),
+            |reply, items| parse_snapshots(reply??, items.len()),
             "player_snapshots",
         )
     }
@@ -203,7 +204,6 @@ impl RedisStore {
             .iter()
             .map(|&i| hash_tag(&writes[i].player_keys.base))
             .collect();
-        // Idempotent: writing the same state again is a no-op.
         let answered = self
             .pipelined_items(
                 "record_states",
@@ -215,12 +215,14 @@ impl RedisStore {
                         items.iter().map(|&k| &writes[sendable[k]]).collect();
                     record_state_invocation(&of_call)
                 },
+                // Writing the same state again is a no-op.
+                |_| Retry::Idempotent,
             )
             .await;
         let mut replies = spread(
             sendable.len(),
             answered,
-            |reply, n| parse_record_states(reply??, n),
+            |reply, items| parse_record_states(reply??, items.len()),
             "record_states",
         )
         .into_iter();
@@ -238,17 +240,18 @@ impl RedisStore {
     }
 }
 
-/// The answers of calls of many items spread back to the items: `parse(reply, n)`
-/// answers a call's `n` items, and a call that failed as a whole fails each of them.
-fn spread<T>(
+/// The answers of calls of many items spread back to the items: `parse(reply, items)`
+/// answers a call's items (indices into the batch), and a call that failed as a whole
+/// fails each of them.
+pub(super) fn spread<T>(
     len: usize,
     answered: Vec<(Vec<usize>, Answer)>,
-    parse: impl Fn(Answer, usize) -> Result<Vec<Result<T, StoreError>>, StoreError>,
+    parse: impl Fn(Answer, &[usize]) -> Result<Vec<Result<T, StoreError>>, StoreError>,
     op: &str,
 ) -> Vec<Result<T, StoreError>> {
     let mut results: Vec<Option<Result<T, StoreError>>> = (0..len).map(|_| None).collect();
     for (items, answer) in answered {
-        match parse(answer, items.len()) {
+        match parse(answer, &items) {
             Ok(each) => {
                 for (&i, result) in items.iter().zip(each) {
                     results[i] = Some(result);

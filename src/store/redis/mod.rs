@@ -43,6 +43,7 @@ mod ranking;
 mod reply;
 mod rollover;
 mod scripts;
+mod updates;
 
 pub use options::RedisOptions;
 use reply::{protocol, text, uint};
@@ -108,6 +109,9 @@ pub struct RedisStore {
     /// sharding proxy behind a single address. From then on the bulk path's calls
     /// keep to one slot each, as on a cluster (see [`RedisStore::pipelined_items`]).
     slot_bound: Arc<AtomicBool>,
+    /// Concurrent single updates waiting to be gathered into one call (see
+    /// [`updates`]).
+    gathered: Arc<updates::Gathered>,
     options: RedisOptions,
 }
 
@@ -132,6 +136,7 @@ impl RedisStore {
             pool: opened.pool.into(),
             next: Arc::new(AtomicUsize::new(0)),
             slot_bound: Arc::new(AtomicBool::new(false)),
+            gathered: Arc::default(),
             options,
         })
     }
@@ -147,6 +152,7 @@ impl RedisStore {
             pool: Arc::new([]),
             next: Arc::new(AtomicUsize::new(0)),
             slot_bound: Arc::new(AtomicBool::new(false)),
+            gathered: Arc::default(),
             options,
         }
     }

@@ -146,9 +146,11 @@ impl RedisStore {
     /// items, in order of first appearance. On one server a call takes items of any
     /// slots (a script's keys need not share a slot there), so a batch of players
     /// spread over thousands of buckets costs a few calls, not one each. On a
-    /// cluster a call takes items of one tag. The calls must be safe to repeat: a
-    /// server that refuses keys of several slots in one script (CROSSSLOT: a sharding
-    /// proxy behind one address) is remembered, and the batch is sent again by tag.
+    /// cluster a call takes items of one tag. `retry(items)` says how a pipeline of
+    /// calls holding those items may be retried. A server that refuses keys of
+    /// several slots in one script (CROSSSLOT: a sharding proxy behind one address;
+    /// the refused call did not run) is remembered, and the batch is sent again by
+    /// tag.
     pub(super) async fn pipelined_items(
         &self,
         op: &'static str,
@@ -156,6 +158,7 @@ impl RedisStore {
         tags: &[&str],
         at_once: usize,
         make: impl Fn(&[usize]) -> ScriptInvocation<'static>,
+        retry: impl Fn(&[usize]) -> Retry,
     ) -> Vec<(Vec<usize>, Answer)> {
         let by_tag = || -> Vec<Vec<usize>> {
             groups_by_tag(tags)
@@ -184,7 +187,13 @@ impl RedisStore {
                 calls.iter().map(|c| make(c)).collect();
             let call_tags: Vec<&str> = calls.iter().map(|c| tags[c[0]]).collect();
             let answers = self
-                .pipelined(op, script, &invocations, &call_tags, |_| Retry::Idempotent)
+                .pipelined(op, script, &invocations, &call_tags, |group| {
+                    let items: Vec<usize> = group
+                        .iter()
+                        .flat_map(|&c| calls[c].iter().copied())
+                        .collect();
+                    retry(&items)
+                })
                 .await;
             calls.into_iter().zip(answers).collect::<Vec<_>>()
         };

@@ -1,129 +1,13 @@
-//! Boards on Redis: score updates (`update.lua`, with the idempotency record in the
-//! same script), pages (kept and built by [`super::pages`]) and around-me reads,
+//! Boards on Redis: score updates (calls of `update.lua` built and gathered in
+//! [`super::updates`]), pages (kept and built by [`super::pages`]) and around-me reads,
 //! cached profiles (`set_profile.lua`, `cache_profile.lua`).
-
-use ::redis::{ScriptInvocation, Value};
 
 use super::reply::*;
 use super::scripts::SCRIPTS;
-use super::{
-    MAX_WINDOW_ENTRIES, MAX_WINDOW_SECS, RedisStore, Retry, attempt_token, now_arg, time_refusal,
-};
+use super::{MAX_WINDOW_ENTRIES, MAX_WINDOW_SECS, RedisStore, Retry};
 use crate::error::StoreError;
-use crate::season::packing::{EXACT_LIMIT, Packing};
-use crate::store::keys::{BracketKeys, PlayerKeys, hash_tag};
+use crate::store::keys::{BracketKeys, PlayerKeys};
 use crate::store::*;
-
-/// Builds the `update.lua` invocation of one update.
-///
-/// The arguments are prepared so that Lua's doubles stay exact without changing any
-/// outcome: the value is clamped to ±2^53 (every value beyond takes the score out of
-/// range either way), the tick to the last tick of the period (as `Packing::apply`
-/// does), and invalid packing parameters, which the in-memory store refuses every
-/// update for, are sent as a `max_score` of -1.
-fn update_invocation<'s>(
-    keys: &BracketKeys,
-    update: &Update<'_>,
-    token: &str,
-) -> ScriptInvocation<'s> {
-    let valid = update.span >= 2 && Packing::new(update.max_score, update.span - 1).is_ok();
-    let limit = EXACT_LIMIT as i64;
-    let mut inv = SCRIPTS.update.prepare_invoke();
-    inv.key(&keys.board).key(&keys.meta).key(&keys.pages);
-    let window = match &update.request {
-        Some((key, window)) => {
-            inv.key(key);
-            (*window).min(MAX_WINDOW_SECS)
-        }
-        None => 0,
-    };
-    let time = &update.time;
-    inv.arg(update.player)
-        .arg(update.mode.as_str())
-        .arg(update.value.clamp(-limit, limit).to_string())
-        .arg(if valid {
-            update.tick.min(update.span - 2)
-        } else {
-            0
-        })
-        .arg(if valid {
-            update.max_score.to_string()
-        } else {
-            "-1".to_owned()
-        })
-        .arg(update.span)
-        .arg(window)
-        .arg(token)
-        .arg(now_arg(time.now))
-        .arg(time.at_ms)
-        .arg(time.start_ms)
-        .arg(time.closes_ms)
-        .arg(time.skew_ms);
-    inv
-}
-
-/// The reply of `update.lua`, given this call's attempt token.
-fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
-    let items = array(v, "update reply")?;
-    let status = items
-        .first()
-        .ok_or_else(|| protocol("empty update reply"))
-        .and_then(|s| text(s, "update status"))?;
-    let number = |i: usize, what: &str| -> Result<u64, StoreError> {
-        items
-            .get(i)
-            .ok_or_else(|| protocol(format!("update reply without {what}")))
-            .and_then(|v| uint(v, what))
-    };
-    let (status, packed, rank) = match status {
-        "applied" => (
-            UpdateStatus::Applied,
-            number(1, "packed")?,
-            number(2, "rank")?,
-        ),
-        "duplicate" => {
-            let first = items
-                .get(3)
-                .map(|v| text(v, "attempt token"))
-                .transpose()?
-                .unwrap_or("");
-            // Our own earlier attempt, applied before its reply was lost: this call
-            // applied the update, so it answers as the first attempt would have.
-            let status = if first == token {
-                UpdateStatus::Applied
-            } else {
-                UpdateStatus::Duplicate
-            };
-            (status, number(1, "packed")?, number(2, "rank")?)
-        }
-        "out_of_range" => {
-            let current = number(1, "packed")?;
-            (UpdateStatus::OutOfRange { current }, current, 0)
-        }
-        "closed" => (UpdateStatus::Closed, 0, 0),
-        "not_placed" => (UpdateStatus::NotPlaced, 0, 0),
-        "not_yet" | "future" => match time_refusal(&items)? {
-            Some(why) => (UpdateStatus::Refused(why), 0, 0),
-            None => return Err(protocol("bad time refusal")),
-        },
-        "malformed" => {
-            let what = items
-                .get(1)
-                .map(|v| text(v, "detail"))
-                .transpose()?
-                .unwrap_or("?");
-            return Err(protocol(format!(
-                "update found data it did not write: {what}"
-            )));
-        }
-        other => return Err(protocol(format!("unknown update status {other:?}"))),
-    };
-    Ok(UpdateReply {
-        status,
-        packed,
-        rank,
-    })
-}
 
 impl RankingStore for RedisStore {
     async fn update(
@@ -131,52 +15,14 @@ impl RankingStore for RedisStore {
         bracket: &BracketKeys,
         update: &Update<'_>,
     ) -> Result<UpdateReply, StoreError> {
-        let token = attempt_token();
-        let inv = update_invocation(bracket, update, &token);
-        // With a request id, a second run finds the first one's record (and our
-        // token in it); without one, it would apply the update twice.
-        let retry = if update.request.is_some() {
-            Retry::Idempotent
-        } else {
-            Retry::NotExecuted
-        };
-        let reply = self.invoke_write("update", retry, &inv).await?;
-        update_reply(reply, &token)
+        self.update_one(bracket, update).await
     }
 
     async fn update_many(
         &self,
         updates: &[(&BracketKeys, Update<'_>)],
     ) -> Vec<Result<UpdateReply, StoreError>> {
-        if updates.is_empty() {
-            return Vec::new();
-        }
-        // One token per update: two updates of one batch may share a request id, and
-        // the second must still see the first as a different request.
-        let base = attempt_token();
-        let tokens: Vec<String> = (0..updates.len())
-            .map(|i| format!("{base}.{i:x}"))
-            .collect();
-        let invocations: Vec<ScriptInvocation<'_>> = updates
-            .iter()
-            .zip(&tokens)
-            .map(|((keys, update), token)| update_invocation(keys, update, token))
-            .collect();
-        let tags: Vec<&str> = updates.iter().map(|(k, _)| hash_tag(&k.board)).collect();
-        // A pipeline may be sent again only if every update in it has a request id.
-        let retry = |group: &[usize]| {
-            if group.iter().all(|&i| updates[i].1.request.is_some()) {
-                Retry::Idempotent
-            } else {
-                Retry::NotExecuted
-            }
-        };
-        self.pipelined("update_many", &SCRIPTS.update, &invocations, &tags, retry)
-            .await
-            .into_iter()
-            .zip(&tokens)
-            .map(|(reply, token)| reply.and_then(|reply| update_reply(reply?, token)))
-            .collect()
+        self.updates("update_many", updates).await
     }
 
     async fn standings(

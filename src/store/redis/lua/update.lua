@@ -1,8 +1,16 @@
--- update.lua: apply one score update to a bracket board, with the idempotency
--- check and record and the league clock's rules in the same atomic step.
+-- update.lua: apply score updates to bracket boards, each with its idempotency check
+-- and record and the league clock's rules in the same atomic step.
 --
 -- This is `Packing::apply` (src/season/packing.rs) in Lua and must stay exactly equal to it;
 -- the conformance suite runs the same scenarios on both stores.
+--
+-- One call applies any number of updates of one season's period, in order: the store
+-- gathers concurrent submits into one call (of any brackets on one server, of one
+-- bracket on a cluster, where a script's keys share a slot), and a single update is
+-- a call of one. Entering a script, the shared arguments and the clock are paid once
+-- per call, not once per update. Each update is its own: one the server refuses
+-- (WRONGTYPE on a key leaguekit did not write) is answered {"refused", error} in its
+-- place, and the others go on.
 --
 -- Numbers: Lua 5.1 numbers are doubles. Every packed value is an integer at most
 -- 2^53 - 1, so it is held exactly, but two things need care:
@@ -14,25 +22,29 @@
 --     through fmt() ("%.0f", exact for integers).
 -- Times are unix milliseconds (about 1.8e12), exact as doubles.
 --
--- KEYS[1]  bracket board (zset: player -> minus the packed score)
--- KEYS[2]  bracket meta (hash: field "closed" marks a closed bracket, "paged" that
---          the page cache may hold pages)
--- KEYS[3]  bracket page cache (see standings.lua): deleted when the board changes
--- KEYS[4]  idempotency key of (player, request id) (absent when there is none)
--- ARGV[1]  player id
--- ARGV[2]  mode: increment | best | set
--- ARGV[3]  value (integer; the caller clamps it to +-2^53, which changes no outcome)
--- ARGV[4]  tick (the caller clamps it to span - 2, as Packing::apply does)
--- ARGV[5]  max_score; -1 means no score is in range (the caller found the packing
+-- Shared by every update of the call:
+-- ARGV[1]  mode: increment | best | set
+-- ARGV[2]  max_score; -1 means no score is in range (the caller found the packing
 --          parameters invalid, where the in-memory store refuses every update)
--- ARGV[6]  span (T)
--- ARGV[7]  idempotency window in seconds (0: do not remember the request)
--- ARGV[8]  attempt token: identifies this call across client-side retries
--- ARGV[9]  the league clock, unix ms; "" to read this server's clock (TIME)
--- ARGV[10] the event's time, ARGV[11] its period's start, ARGV[12] when the period
---          stops accepting events (end + skew), ARGV[13] the allowed skew (all ms)
+-- ARGV[3]  span (T)
+-- ARGV[4]  the league clock, unix ms; "" to read this server's clock (TIME)
+-- ARGV[5]  the period's start, ARGV[6] when it stops accepting events (end + skew),
+--          ARGV[7] the allowed skew (all ms)
 --
--- Reply (all strings):
+-- Per update i, four keys from KEYS[4(i-1) + 1] and six arguments from
+-- ARGV[7 + 6(i-1) + 1]:
+-- KEYS  bracket board (zset: player -> minus the packed score); bracket meta (hash:
+--       field "closed" marks a closed bracket, "paged" that the page cache may hold
+--       pages); bracket page cache (see open_page.lua), deleted when the board
+--       changes; the idempotency key of (player, request id), or any key of the
+--       bracket when the update has no request id (it is then not touched)
+-- ARGV  player id; value (integer; the caller clamps it to +-2^53, which changes no
+--       outcome); tick (the caller clamps it to span - 2, as Packing::apply does);
+--       "" when the update has no request id, else the idempotency window in seconds
+--       (0: answer a request id seen before, but do not remember this one); attempt
+--       token (identifies this update across client-side retries); the event's time
+--
+-- Reply: one per update, in order (all strings):
 --   {"duplicate", packed, rank, token}   the first answer to this request id
 --   {"future", ms ahead, now}            the event is beyond now + skew
 --   {"not_yet", ms to wait}              the period has not started
@@ -41,6 +53,7 @@
 --   {"out_of_range", current packed, "0"}
 --   {"applied", packed, rank}
 --   {"malformed", what}                  data this script did not write
+--   {"refused", error}                   the server refused a command of the update
 
 local function fmt(x)
   return string.format('%.0f', x)
@@ -54,125 +67,163 @@ local function neg(x)
   return fmt(-x)
 end
 
--- The idempotency record first: a retry is answered as the first time was, even
--- once the period has closed.
-local rq = KEYS[4]
-if rq then
-  local seen = redis.call('GET', rq)
-  if seen then
-    local packed, rank, token = string.match(seen, '^(%d+):(%d+):?(.*)$')
-    if not packed then
-      return {'malformed', 'idempotency record ' .. seen .. ' at ' .. rq}
-    end
-    return {'duplicate', packed, rank, token}
-  end
-end
-
+local mode = ARGV[1]
+local max = tonumber(ARGV[2])
+local span = tonumber(ARGV[3])
+local start = tonumber(ARGV[5])
+local closes = tonumber(ARGV[6])
+local skew = tonumber(ARGV[7])
+-- The server's clock is read at most once a call, and only if an update needs it.
 local now
-if ARGV[9] ~= '' then
-  now = tonumber(ARGV[9])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local at = tonumber(ARGV[10])
-if at > now + tonumber(ARGV[13]) then
-  return {'future', fmt(at - now), fmt(now)}
-end
-local start = tonumber(ARGV[11])
-if now < start then
-  return {'not_yet', fmt(start - now)}
-end
-if now >= tonumber(ARGV[12]) then
-  return {'closed', '0', '0'}
+local function clock()
+  if not now then
+    if ARGV[4] ~= '' then
+      now = tonumber(ARGV[4])
+    else
+      local t = redis.call('TIME')
+      now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    end
+  end
+  return now
 end
 
-local meta = redis.call('HMGET', KEYS[2], 'closed', 'paged')
-if meta[1] then
-  return {'closed', '0', '0'}
-end
+-- Update i's keys are KEYS[k + 1..4] and its arguments ARGV[a + 1..6]:
+-- k = 4(i-1), a = 7 + 6(i-1).
+local function update(k, a)
+  local player = ARGV[a + 1]
+  local window = ARGV[a + 4]
+  -- The idempotency record first: a retry is answered as the first time was, even
+  -- once the period has closed.
+  local rq = KEYS[k + 4]
+  if window == '' then
+    rq = nil
+  end
+  if rq then
+    local seen = redis.call('GET', rq)
+    if seen then
+      local packed, rank, token = string.match(seen, '^(%d+):(%d+):?(.*)$')
+      if not packed then
+        return {'malformed', 'idempotency record ' .. seen .. ' at ' .. rq}
+      end
+      return {'duplicate', packed, rank, token}
+    end
+  end
 
-local player = ARGV[1]
-local mode = ARGV[2]
-local value = tonumber(ARGV[3])
-local tick = tonumber(ARGV[4])
-local max = tonumber(ARGV[5])
-local span = tonumber(ARGV[6])
+  local now = clock()
+  local at = tonumber(ARGV[a + 6])
+  if at > now + skew then
+    return {'future', fmt(at - now), fmt(now)}
+  end
+  if now < start then
+    return {'not_yet', fmt(start - now)}
+  end
+  if now >= closes then
+    return {'closed', '0', '0'}
+  end
 
--- Only a join puts a player on a board: an update for a player who is not there
--- comes from a stale placement (or a server that lost its data), and must not grow
--- the board past its size or create a board the rollover never finds.
-local raw = redis.call('ZSCORE', KEYS[1], player)
-if not raw then
-  return {'not_placed'}
-end
--- 0 - x rather than -x, so a stored 0 gives +0.
-local packed = 0 - tonumber(raw)
-if packed ~= packed or packed < 0 or packed > 9007199254740992
-    or packed ~= math.floor(packed) then
-  return {'malformed', 'score ' .. raw .. ' of ' .. player .. ' in ' .. KEYS[1]}
-end
+  local meta = redis.call('HMGET', KEYS[k + 2], 'closed', 'paged')
+  if meta[1] then
+    return {'closed', '0', '0'}
+  end
 
-if max < 0 then
-  return {'out_of_range', fmt(packed), '0'}
-end
+  -- Only a join puts a player on a board: an update for a player who is not there
+  -- comes from a stale placement (or a server that lost its data), and must not grow
+  -- the board past its size or create a board the rollover never finds.
+  local raw = redis.call('ZSCORE', KEYS[k + 1], player)
+  if not raw then
+    return {'not_placed'}
+  end
+  -- 0 - x rather than -x, so a stored 0 gives +0.
+  local packed = 0 - tonumber(raw)
+  if packed ~= packed or packed < 0 or packed > 9007199254740992
+      or packed ~= math.floor(packed) then
+    return {'malformed', 'score ' .. raw .. ' of ' .. player .. ' in ' .. KEYS[k + 1]}
+  end
 
--- unpack: score = floor(packed / span), rev = packed mod span (exactly).
-local score = math.floor(packed / span)
-local rev = packed - score * span
-if rev < 0 then
-  score = score - 1
-  rev = rev + span
-elseif rev >= span then
-  score = score + 1
-  rev = rev - span
-end
+  if max < 0 then
+    return {'out_of_range', fmt(packed), '0'}
+  end
 
-local result
-if mode == 'increment' then
-  result = score + value
-elseif mode == 'best' then
-  if value < 0 or value > max then
-    result = value
-  elseif value > score then
+  -- unpack: score = floor(packed / span), rev = packed mod span (exactly).
+  local score = math.floor(packed / span)
+  local rev = packed - score * span
+  if rev < 0 then
+    score = score - 1
+    rev = rev + span
+  elseif rev >= span then
+    score = score + 1
+    rev = rev - span
+  end
+
+  local value = tonumber(ARGV[a + 2])
+  local result
+  if mode == 'increment' then
+    result = score + value
+  elseif mode == 'best' then
+    if value < 0 or value > max then
+      result = value
+    elseif value > score then
+      result = value
+    else
+      result = score
+    end
+  elseif mode == 'set' then
     result = value
   else
-    result = score
+    return {'malformed', 'unknown score mode ' .. mode}
   end
-elseif mode == 'set' then
-  result = value
-else
-  return {'malformed', 'unknown score mode ' .. mode}
+
+  if result < 0 or result > max then
+    return {'out_of_range', fmt(packed), '0'}
+  end
+
+  local tick = tonumber(ARGV[a + 3])
+  if tick > span - 2 then
+    tick = span - 2
+  end
+
+  -- An unchanged score keeps the time it was reached; a never-scored entry (rev 0)
+  -- takes the event's time even when its score stays 0.
+  local newrev
+  if result == score and rev ~= 0 then
+    newrev = rev
+  else
+    newrev = span - 1 - tick
+  end
+  local newpacked = result * span + newrev
+
+  redis.call('ZADD', KEYS[k + 1], neg(newpacked), player)
+  if newpacked ~= packed and meta[2] then
+    redis.call('DEL', KEYS[k + 3])
+    redis.call('HDEL', KEYS[k + 2], 'paged')
+  end
+  local rank = redis.call('ZRANK', KEYS[k + 1], player)
+
+  local out_packed = fmt(newpacked)
+  local out_rank = fmt(rank)
+  if rq and window ~= '0' then
+    redis.call('SET', rq, out_packed .. ':' .. out_rank .. ':' .. ARGV[a + 5], 'EX', window, 'NX')
+  end
+  return {'applied', out_packed, out_rank}
 end
 
-if result < 0 or result > max then
-  return {'out_of_range', fmt(packed), '0'}
+-- One update's failure (a command refused) is that update's answer, {"refused",
+-- error}, in its place; the others go on. Not an error reply inside the array: a
+-- client may (redis-rs does) turn an array holding one into an error for the whole
+-- call, which would report the applied updates of the call as refused.
+local function each(k, a)
+  local ok, answer = pcall(update, k, a)
+  if ok then
+    return answer
+  end
+  if type(answer) == 'table' and answer.err then
+    return {'refused', answer.err}
+  end
+  return {'refused', tostring(answer)}
 end
 
-if tick > span - 2 then
-  tick = span - 2
+local reply = {}
+for i = 1, #KEYS / 4 do
+  reply[i] = each(4 * (i - 1), 7 + 6 * (i - 1))
 end
-
--- An unchanged score keeps the time it was reached; a never-scored entry (rev 0)
--- takes the event's time even when its score stays 0.
-local newrev
-if result == score and rev ~= 0 then
-  newrev = rev
-else
-  newrev = span - 1 - tick
-end
-local newpacked = result * span + newrev
-
-redis.call('ZADD', KEYS[1], neg(newpacked), player)
-if newpacked ~= packed and meta[2] then
-  redis.call('DEL', KEYS[3])
-  redis.call('HDEL', KEYS[2], 'paged')
-end
-local rank = redis.call('ZRANK', KEYS[1], player)
-
-local out_packed = fmt(newpacked)
-local out_rank = fmt(rank)
-if rq and ARGV[7] ~= '0' then
-  redis.call('SET', rq, out_packed .. ':' .. out_rank .. ':' .. ARGV[8], 'EX', ARGV[7], 'NX')
-end
-return {'applied', out_packed, out_rank}
+return reply
