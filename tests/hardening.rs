@@ -377,10 +377,9 @@ async fn a_batch_cut_mid_pipeline_reports_every_line_honestly() {
     eprintln!("batch cut mid-pipeline: {status:?}; Redis holds {held} applied updates");
 }
 
-/// Case 5, in the library: plain updates in a pipeline that times out (the server
-/// stalls, then runs them) are each answered "unknown", never "applied" or "refused".
-#[tokio::test]
-async fn submit_many_answers_unknown_when_the_server_stalls() {
+/// A server of its own and a league on it whose replies time out after 300 ms with
+/// no retries, with 50 players placed (each scoring 1): for the stalled-server cases.
+async fn stalling_league(prefix: &str) -> (RedisServer, Arc<League<RedisStore>>) {
     let server = RedisServer::start(&[]);
     let store = RedisStore::connect(
         &server.url(),
@@ -391,24 +390,57 @@ async fn submit_many_answers_unknown_when_the_server_stalls() {
     .await
     .expect("connect");
     let clock = ManualClock::new(t("2026-01-05T10:00:00Z"));
-    let league = League::with_clock(
-        season("stall", "2026-01-05T00:00:00Z", 100, ""),
+    let league = Arc::new(League::with_clock(
+        season(prefix, "2026-01-05T00:00:00Z", 100, ""),
         store,
-        Arc::new(clock.clone()),
-    );
-    let items: Vec<BatchItem> = (0..50)
-        .map(|i| {
-            BatchItem::new(format!("p{i}"), 1)
-                .with_options(SubmitOptions::default().at(t("2026-01-05T09:00:00Z")))
-        })
-        .collect();
-    // Everyone is placed (and scores once) first.
+        Arc::new(clock),
+    ));
+    let items: Vec<BatchItem> = (0..50).map(stall_item).collect();
     for r in league.submit_many(&items).await {
         r.expect("first");
     }
+    (server, league)
+}
+
+/// Player `i`'s update of 1 in the stalled-server cases.
+fn stall_item(i: usize) -> BatchItem {
+    BatchItem::new(format!("p{i}"), 1)
+        .with_options(SubmitOptions::default().at(t("2026-01-05T09:00:00Z")))
+}
+
+/// Pauses the server's writes for 1.5 s.
+fn stall(server: &RedisServer) {
     let paused =
         common::command(server.port, &["CLIENT", "PAUSE", "1500", "WRITE"]).expect("pause");
     assert!(paused.starts_with("+OK"), "{paused}");
+}
+
+/// Once the stall has ended: the server ran each update it had received at most
+/// once (every score 1 or 2).
+async fn each_ran_at_most_once(league: &League<RedisStore>) {
+    tokio::time::sleep(Duration::from_millis(1700)).await;
+    let mut scores = BTreeMap::new();
+    for i in 0..50 {
+        let v = league
+            .player(&format!("p{i}"), Some(1))
+            .await
+            .expect("view");
+        *scores.entry(v.score).or_insert(0) += 1;
+    }
+    eprintln!("after the stall: scores {scores:?}");
+    assert!(
+        scores.keys().all(|s| matches!(s, Some(1) | Some(2))),
+        "{scores:?}"
+    );
+}
+
+/// Case 5, in the library: plain updates in a pipeline that times out (the server
+/// stalls, then runs them) are each answered "unknown", never "applied" or "refused".
+#[tokio::test]
+async fn submit_many_answers_unknown_when_the_server_stalls() {
+    let (server, league) = stalling_league("stall").await;
+    let items: Vec<BatchItem> = (0..50).map(stall_item).collect();
+    stall(&server);
     let results = league.submit_many(&items).await;
     assert_eq!(results.len(), items.len());
     for r in &results {
@@ -424,18 +456,7 @@ async fn submit_many_answers_unknown_when_the_server_stalls() {
             .to_string()
             .contains("unknown")
     );
-    // The stall ends; the server ran what it had received.
-    tokio::time::sleep(Duration::from_millis(1700)).await;
-    let mut scores = BTreeMap::new();
-    for i in 0..50 {
-        let v = league
-            .player(&format!("p{i}"), Some(1))
-            .await
-            .expect("view");
-        *scores.entry(v.score).or_insert(0) += 1;
-    }
-    eprintln!("after the stall: scores {scores:?}");
-    assert!(scores.keys().all(|s| matches!(s, Some(1) | Some(2))));
+    each_ran_at_most_once(&league).await;
 }
 
 /// Case 5, gathered: concurrent single submits without request ids, gathered into
@@ -444,36 +465,19 @@ async fn submit_many_answers_unknown_when_the_server_stalls() {
 /// request id), none "applied" or "refused", and the server ran each at most once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gathered_submits_answer_unknown_when_the_server_stalls() {
-    let server = RedisServer::start(&[]);
-    let store = RedisStore::connect(
-        &server.url(),
-        RedisOptions::default()
-            .with_response_timeout(Duration::from_millis(300))
-            .with_command_attempts(1),
-    )
-    .await
-    .expect("connect");
-    assert!(store.options().gather_submits, "gathering is the default");
-    let clock = ManualClock::new(t("2026-01-05T10:00:00Z"));
-    let league = Arc::new(League::with_clock(
-        season("stallg", "2026-01-05T00:00:00Z", 100, ""),
-        store,
-        Arc::new(clock.clone()),
-    ));
-    let at = || SubmitOptions::default().at(t("2026-01-05T09:00:00Z"));
-    for i in 0..50 {
-        league
-            .submit(&format!("p{i}"), 1, at())
-            .await
-            .expect("first");
-    }
-    let paused =
-        common::command(server.port, &["CLIENT", "PAUSE", "1500", "WRITE"]).expect("pause");
-    assert!(paused.starts_with("+OK"), "{paused}");
+    let (server, league) = stalling_league("stallg").await;
+    assert!(
+        league.store().options().gather_submits,
+        "gathering is the default"
+    );
+    stall(&server);
     let tasks: Vec<_> = (0..50)
         .map(|i| {
             let league = league.clone();
-            tokio::spawn(async move { league.submit(&format!("p{i}"), 1, at()).await })
+            tokio::spawn(async move {
+                let item = stall_item(i);
+                league.submit(&item.player, item.value, item.options).await
+            })
         })
         .collect();
     for task in tasks {
@@ -482,20 +486,7 @@ async fn gathered_submits_answer_unknown_when_the_server_stalls() {
             other => panic!("expected unknown, got {other:?}"),
         }
     }
-    tokio::time::sleep(Duration::from_millis(1700)).await;
-    let mut scores = BTreeMap::new();
-    for i in 0..50 {
-        let v = league
-            .player(&format!("p{i}"), Some(1))
-            .await
-            .expect("view");
-        *scores.entry(v.score).or_insert(0) += 1;
-    }
-    eprintln!("after the stall: scores {scores:?}");
-    assert!(
-        scores.keys().all(|s| matches!(s, Some(1) | Some(2))),
-        "{scores:?}"
-    );
+    each_ran_at_most_once(&league).await;
 }
 
 /// Case 9: one player's rewards key of the wrong type blocks only that grant; the

@@ -180,6 +180,15 @@ fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
             .ok_or_else(|| protocol(format!("update reply without {what}")))
             .and_then(|v| uint(v, what))
     };
+    // A text item that may be missing (older replies): `absent` then.
+    let detail = |i: usize, what: &str, absent: &'static str| -> Result<String, StoreError> {
+        Ok(items
+            .get(i)
+            .map(|v| text(v, what))
+            .transpose()?
+            .unwrap_or(absent)
+            .to_owned())
+    };
     let (status, packed, rank) = match status {
         "applied" => (
             UpdateStatus::Applied,
@@ -187,11 +196,7 @@ fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
             number(2, "rank")?,
         ),
         "duplicate" => {
-            let first = items
-                .get(3)
-                .map(|v| text(v, "attempt token"))
-                .transpose()?
-                .unwrap_or("");
+            let first = detail(3, "attempt token", "")?;
             // Our own earlier attempt, applied before its reply was lost: this call
             // applied the update, so it answers as the first attempt would have.
             let status = if first == token {
@@ -212,22 +217,13 @@ fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
             None => return Err(protocol("bad time refusal")),
         },
         "malformed" => {
-            let what = items
-                .get(1)
-                .map(|v| text(v, "detail"))
-                .transpose()?
-                .unwrap_or("?");
+            let what = detail(1, "detail", "?")?;
             return Err(protocol(format!(
                 "update found data it did not write: {what}"
             )));
         }
         "refused" => {
-            let error = items
-                .get(1)
-                .map(|v| text(v, "error"))
-                .transpose()?
-                .unwrap_or("ERR");
-            return Err(refused(error));
+            return Err(refused(&detail(1, "error", "ERR")?));
         }
         other => return Err(protocol(format!("unknown update status {other:?}"))),
     };
