@@ -858,6 +858,19 @@ async fn a_server_refusing_cross_slot_scripts_gets_calls_of_one_slot() {
         placed.expect("join after the first refusal");
     }
     assert_eq!(calls_of_failed(server.port, "evalsha"), refused);
+    // A new store whose first cross-slot call is a batch of score updates (40 players
+    // in four brackets: one update.lua call on a server that takes any slots): refused
+    // once, sent again by slot, every update applied once.
+    let fresh = connect(&server.url(), RedisOptions::default()).await;
+    let (updating, _clock) = pinned(league.season().clone(), fresh);
+    let items: Vec<leaguekit::BatchItem> = (0..40)
+        .map(|i| leaguekit::BatchItem::new(format!("x{i}"), 7))
+        .collect();
+    for (i, sub) in updating.submit_many(&items).await.into_iter().enumerate() {
+        let sub = sub.unwrap_or_else(|e| panic!("x{i}: {e}"));
+        assert_eq!((sub.score, sub.applied), (7, true), "x{i}");
+    }
+    assert_eq!(calls_of_failed(server.port, "evalsha"), refused + 1);
     small_league_flow(
         connect(&server.url(), RedisOptions::default()).await,
         "proxy",

@@ -171,8 +171,7 @@ impl RedisStore {
                 })
                 .collect()
         };
-        let spans_slots = !self.slot_bound.load(Ordering::Relaxed)
-            && !matches!(self.connection, RedisConnection::Cluster(_));
+        let spans_slots = self.calls_span_slots();
         let calls: Vec<Vec<usize>> = if spans_slots {
             (0..tags.len())
                 .collect::<Vec<_>>()
@@ -198,17 +197,31 @@ impl RedisStore {
             calls.into_iter().zip(answers).collect::<Vec<_>>()
         };
         let answered = run(calls).await;
-        let refused = |a: &Answer| matches!(a, Ok(Err(StoreError::Redis(e))) if e.code() == Some("CROSSSLOT"));
+        let refused = |a: &Answer| matches!(a, Ok(Err(e)) if is_cross_slot(e));
         if spans_slots && answered.iter().any(|(_, a)| refused(a)) {
-            tracing::info!(
-                op,
-                "the server refused a script whose keys span slots (CROSSSLOT); \
-                 batches keep to one slot per call from now on"
-            );
-            self.slot_bound.store(true, Ordering::Relaxed);
+            self.bind_calls_to_slots(op);
             return run(by_tag()).await;
         }
         answered
+    }
+
+    /// Whether one script call may take keys of many slots: on one server, until it
+    /// has refused such a call (see [`RedisStore::bind_calls_to_slots`]).
+    pub(super) fn calls_span_slots(&self) -> bool {
+        !self.slot_bound.load(Ordering::Relaxed)
+            && !matches!(self.connection, RedisConnection::Cluster(_))
+    }
+
+    /// The server refused a script whose keys span slots (CROSSSLOT: a sharding proxy
+    /// behind one address; the refused call did not run): from now on batches keep to
+    /// one slot a call, as on a cluster.
+    pub(super) fn bind_calls_to_slots(&self, op: &'static str) {
+        tracing::info!(
+            op,
+            "the server refused a script whose keys span slots (CROSSSLOT); \
+             batches keep to one slot per call from now on"
+        );
+        self.slot_bound.store(true, Ordering::Relaxed);
     }
 
     /// The calls' indices grouped so that each group may be one pipeline: all of them
@@ -294,6 +307,11 @@ impl RedisStore {
             Err(e) => group.iter().map(|_| Err(e.clone())).collect(),
         }
     }
+}
+
+/// Whether the server refused a call for keys that span slots.
+pub(super) fn is_cross_slot(e: &StoreError) -> bool {
+    matches!(e, StoreError::Redis(e) if e.code() == Some("CROSSSLOT"))
 }
 
 /// The calls' indices by hash tag, in order of first appearance.

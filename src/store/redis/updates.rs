@@ -20,13 +20,12 @@
 //! each of its updates answers [`StoreError::Unknown`], as a lone update would.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 
 use ::redis::{ScriptInvocation, Value};
 use tokio::sync::oneshot;
 
 use super::bulk::spread;
-use super::connection::RedisConnection;
+use super::pipeline::is_cross_slot;
 use super::reply::*;
 use super::scripts::SCRIPTS;
 use super::{MAX_WINDOW_SECS, RedisStore, Retry, attempt_token, time_refusal};
@@ -99,6 +98,8 @@ fn update_call(items: &[Item<'_, '_>]) -> ScriptInvocation<'static> {
         return inv;
     };
     let shared = Shared::of(first);
+    // Shared by the call's updates, so checked once: -1 marks invalid parameters.
+    let valid = shared.max >= 0;
     let clock = items
         .iter()
         .filter_map(|(_, u, _)| match u.time.now {
@@ -132,7 +133,7 @@ fn update_call(items: &[Item<'_, '_>]) -> ScriptInvocation<'static> {
         };
         inv.arg(update.player)
             .arg(update.value.clamp(-limit, limit))
-            .arg(if valid(update) {
+            .arg(if valid {
                 update.tick.min(update.span - 2)
             } else {
                 0
@@ -428,24 +429,15 @@ impl RedisStore {
     ) -> Vec<Result<UpdateReply, StoreError>> {
         let tokens: Vec<&str> = items.iter().map(|(_, _, t)| *t).collect();
         let tags: Vec<&str> = items.iter().map(|(k, _, _)| hash_tag(&k.board)).collect();
-        let cluster = matches!(self.connection, RedisConnection::Cluster(_));
         let one_call = items.len() <= UPDATES_AT_ONCE
-            && ((!cluster && !self.slot_bound.load(Ordering::Relaxed))
-                || tags.iter().all(|t| *t == tags[0]));
+            && (self.calls_span_slots() || tags.iter().all(|t| *t == tags[0]));
         if one_call {
-            // EVALSHA alone (reloaded on NOSCRIPT), not a pipeline with a SCRIPT LOAD.
+            // EVALSHA alone (reloaded on NOSCRIPT), not a pipeline with a SCRIPT LOAD
+            // (which would send the script's source with every call).
             let retry = retry_of(items.iter().map(|(_, u, _)| *u));
             match self.invoke_write(op, retry, &update_call(items)).await {
-                Err(StoreError::Redis(e)) if e.code() == Some("CROSSSLOT") => {
-                    // A sharding proxy behind one address: the call did not run; from
-                    // now on batches keep to one slot a call.
-                    tracing::info!(
-                        op,
-                        "the server refused a script whose keys span slots (CROSSSLOT); \
-                         batches keep to one slot per call from now on"
-                    );
-                    self.slot_bound.store(true, Ordering::Relaxed);
-                }
+                // Did not run; sent again by slot below.
+                Err(e) if is_cross_slot(&e) => self.bind_calls_to_slots(op),
                 Err(e) => return items.iter().map(|_| Err(e.clone())).collect(),
                 Ok(reply) => {
                     return parse_updates(reply, &tokens)
