@@ -835,6 +835,26 @@ async fn bulk_placements_cost_a_few_round_trips_not_a_few_per_player() {
     slow.entry(&bracket, "nobody").await.expect("entry");
     let rtt = began.elapsed();
 
+    // The server's script cache warmed by another league: a pipeline's first call of
+    // a script the server lacks costs one more round trip (NOSCRIPT, then SCRIPT LOAD
+    // and the call again), once per server.
+    let warm = pinned(
+        season(
+            &unique_prefix("bulkwarm"),
+            "increment",
+            "1s",
+            100,
+            Some(1_000_000),
+        ),
+        slow.clone(),
+    );
+    for placed in warm.join_many(&[leaguekit::JoinItem::new("w")]).await {
+        placed.expect("warm-up join");
+    }
+    for submitted in warm.submit_many(&[BatchItem::new("v", 1)]).await {
+        submitted.expect("warm-up submit");
+    }
+
     let league = pinned(s.clone(), slow.clone());
     let items: Vec<leaguekit::JoinItem> = (0..N)
         .map(|i| leaguekit::JoinItem::new(format!("j{i:03}")))
@@ -915,6 +935,60 @@ async fn bulk_placements_cost_a_few_round_trips_not_a_few_per_player() {
         submits < rtt * 20,
         "submit_many {submits:?} vs round trip {rtt:?}"
     );
+}
+
+/// Pipelines carry no script source: a warm batch sends EVALSHA alone (no SCRIPT
+/// LOAD, whose 7 KB Redis would hash on every pipeline), and after the server's script
+/// cache is emptied (as after a restart or a failover) the calls answered NOSCRIPT,
+/// which did not run, are sent again after one SCRIPT LOAD: every player placed once.
+#[tokio::test]
+async fn pipelines_load_scripts_only_when_the_server_lacks_them() {
+    const N: usize = 300;
+    let server = RedisServer::start(&[]);
+    let (league, _) = private_league(&server, RedisOptions::default()).await;
+    let batch = |from: usize| -> Vec<leaguekit::JoinItem> {
+        (from..from + N)
+            .map(|i| leaguekit::JoinItem::new(format!("n{i:04}")))
+            .collect()
+    };
+    let check = |placed: Vec<Result<leaguekit::Placement, leaguekit::Error>>, from: usize| {
+        for (i, p) in placed.into_iter().enumerate() {
+            let p = p.expect("join_many");
+            assert_eq!(p.bracket as usize, (from + i) / 100 + 1, "{p:?}");
+        }
+    };
+    let loads = |used: &HashMap<String, u64>| {
+        // Redis 7 counts `script|load`; Redis 6 every SCRIPT subcommand as `script`.
+        used.get("script|load")
+            .or_else(|| used.get("script"))
+            .copied()
+            .unwrap_or(0)
+    };
+    check(league.join_many(&batch(0)).await, 0);
+    let before = calls(server.port);
+    check(league.join_many(&batch(N)).await, N);
+    let used = calls_since(server.port, &before);
+    assert_eq!(loads(&used), 0, "a warm batch loaded scripts: {used:?}");
+    assert!(used.get("evalsha").copied().unwrap_or(0) >= 3, "{used:?}");
+
+    common::command(server.port, &["SCRIPT", "FLUSH"]).expect("script flush");
+    let before = calls(server.port);
+    check(league.join_many(&batch(2 * N)).await, 2 * N);
+    let used = calls_since(server.port, &before);
+    // Each stage's pipeline met NOSCRIPT once and loaded its script once.
+    let loaded = loads(&used);
+    assert!(
+        (1..=4).contains(&loaded),
+        "{loaded} loads after a flush: {used:?}"
+    );
+    // Nobody was counted twice: the next new player lands right after them.
+    let next = league.join("last", None).await.expect("join");
+    assert_eq!(next.bracket as usize, 3 * N / 100 + 1);
+    let page = league
+        .standings("bronze", next.bracket, None, 0, 200)
+        .await
+        .expect("standings");
+    assert_eq!(page.entries.len(), 1, "{page:?}");
 }
 
 /// A store on the test server speaking RESP3 (`?protocol=resp3`).
