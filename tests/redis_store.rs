@@ -991,6 +991,135 @@ async fn pipelines_load_scripts_only_when_the_server_lacks_them() {
     assert_eq!(page.entries.len(), 1, "{page:?}");
 }
 
+/// A state write carries what the caller's snapshot found (`StateWrite::found`): a
+/// player with no state is created without a read of their bucket, and a player
+/// without a profile leaves the profile bucket alone. A wrong hint costs a read, never
+/// a wrong record: a state found after all moves to `previous` as usual, a profile set
+/// since keeps its own deadline, and a record leaguekit did not write is still
+/// refused with nothing written.
+#[tokio::test]
+async fn state_writes_use_what_the_snapshot_found_and_survive_wrong_hints() {
+    use leaguekit::store::{PlayerState, StateWrite};
+    let keys = Keys::new(&unique_prefix("hints"), "s");
+    let store = redis_store().await;
+    let mut con = raw_connection().await;
+    let write = |player: &str, period: u64, found: (bool, bool)| {
+        let keys = keys.player(player);
+        let state = PlayerState::new(period, "gold", 2);
+        let store = store.clone();
+        async move {
+            let w = StateWrite::new(&keys, &state, 3600, 0).found(found.0, found.1);
+            store.record_states(&[w]).await.remove(0)
+        }
+    };
+    // Right hints: a new player's state is created.
+    write("new", 3, (false, false)).await.expect("state");
+    let state = store.player_state(&keys.player("new")).await.expect("read");
+    assert_eq!(state, Some(PlayerState::new(3, "gold", 2)));
+    // A wrong "no state": the stored state of period 3 moves to previous.
+    write("new", 4, (false, false)).await.expect("state");
+    let state = store
+        .player_state(&keys.player("new"))
+        .await
+        .expect("read")
+        .expect("placed");
+    assert_eq!((state.period, state.previous.map(|p| p.0)), (4, Some(3)));
+    // A wrong "no profile": the profile stays with its own deadline (60 s here), while
+    // a write without the hint moves it to the state's (3600 s).
+    let player = keys.player("pro");
+    store
+        .set_profile(&player, &[("a".into(), "b".into())], &["a".into()], 100, 60)
+        .await
+        .expect("profile");
+    let deadline = |record: String| -> i64 {
+        record
+            .split('|')
+            .next()
+            .and_then(|d| d.parse().ok())
+            .expect("deadline")
+    };
+    let profile_key = player.profile();
+    let profile_deadline = |mut con: redis::aio::MultiplexedConnection| {
+        let key = profile_key.clone();
+        async move {
+            let record: String = redis::cmd("HGET")
+                .arg(key)
+                .arg("pro")
+                .query_async(&mut con)
+                .await
+                .expect("hget");
+            deadline(record) - Utc::now().timestamp()
+        }
+    };
+    write("pro", 3, (false, false)).await.expect("state");
+    let left = profile_deadline(con.clone()).await;
+    assert!(
+        (50..=61).contains(&left),
+        "profile deadline moved: {left} s"
+    );
+    assert_eq!(
+        store.profile(&player).await.expect("profile"),
+        (vec![("a".to_owned(), "b".to_owned())], 1)
+    );
+    write("pro", 3, (true, true)).await.expect("state");
+    let left = profile_deadline(con.clone()).await;
+    assert!(
+        (3590..=3601).contains(&left),
+        "profile deadline kept: {left} s"
+    );
+    // A wrong hint over a record leaguekit did not write: refused, nothing written.
+    let bad = keys.player("bad");
+    let _: () = redis::cmd("HSET")
+        .arg(bad.state())
+        .arg("bad")
+        .arg("not a record")
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    let refused = write("bad", 3, (false, false)).await;
+    assert!(
+        matches!(refused, Err(StoreError::Protocol(_))),
+        "{refused:?}"
+    );
+    let stored: String = redis::cmd("HGET")
+        .arg(bad.state())
+        .arg("bad")
+        .query_async(&mut con)
+        .await
+        .expect("hget");
+    assert_eq!(stored, "not a record");
+}
+
+/// A gathered or bulk join of new players without profiles looks each player up in
+/// their buckets once (the snapshot: state, profile) and their assign bucket once:
+/// the state write creates the record without reading it again (HSETNX), and leaves
+/// the profile bucket alone.
+#[tokio::test]
+async fn a_new_player_is_read_once_per_bucket() {
+    const N: usize = 200;
+    let server = RedisServer::start(&[]);
+    let (league, _) = private_league(&server, RedisOptions::default()).await;
+    let items = |from: usize| -> Vec<leaguekit::JoinItem> {
+        (from..from + N)
+            .map(|i| leaguekit::JoinItem::new(format!("n{i:04}")))
+            .collect()
+    };
+    for placed in league.join_many(&items(0)).await {
+        placed.expect("warm-up");
+    }
+    let before = calls(server.port);
+    for placed in league.join_many(&items(N)).await {
+        placed.expect("join_many");
+    }
+    let used = calls_since(server.port, &before);
+    let n = N as u64;
+    // Snapshot: state and profile; join.lua: the assignment.
+    assert_eq!(used.get("hget").copied(), Some(3 * n), "{used:?}");
+    assert_eq!(used.get("hsetnx").copied(), Some(n), "{used:?}");
+    // HSET: the assignment only.
+    assert_eq!(used.get("hset").copied(), Some(n), "{used:?}");
+}
+
 /// A store on the test server speaking RESP3 (`?protocol=resp3`).
 async fn resp3_store() -> RedisStore {
     let url = redis_url();

@@ -341,6 +341,9 @@ impl<S: Store> League<S> {
                         .id
                         .saturating_sub(u64::from(self.season.retention.periods) + 1),
                 )
+                // What stage 1 read: a new player's state is created without being
+                // read again, and a profile-less player's profile is left alone.
+                .found(g.snapshot.state.is_some(), g.snapshot.profile.1 != 0)
             })
             .collect();
         let (entered, recorded) = futures::join!(

@@ -222,6 +222,14 @@ pub struct StateWrite<'a> {
     pub ttl_secs: u64,
     /// Claimed rewards and claim answers before this period are trimmed.
     pub trim_before: u64,
+    /// The writer's read of the player's records (a snapshot) found no live state. A
+    /// hint, right or wrong: the Redis store then creates the state without reading
+    /// it first, and reads it as usual when it finds one after all.
+    pub found_no_state: bool,
+    /// The writer's read found no live profile. A hint: the Redis store then leaves
+    /// the profile alone, since a profile set after that read carries a deadline of
+    /// its own, worked out as the placement's.
+    pub found_no_profile: bool,
 }
 
 impl<'a> StateWrite<'a> {
@@ -237,7 +245,17 @@ impl<'a> StateWrite<'a> {
             state,
             ttl_secs,
             trim_before,
+            found_no_state: false,
+            found_no_profile: false,
         }
+    }
+
+    /// What the writer's read of the player found: a live state, a live profile (see
+    /// [`StateWrite::found_no_state`]). Without it a store assumes both may exist.
+    pub fn found(mut self, state: bool, profile: bool) -> Self {
+        self.found_no_state = !state;
+        self.found_no_profile = !profile;
+        self
     }
 }
 

@@ -132,12 +132,8 @@ impl LeagueStore for RedisStore {
         trim_before: u64,
     ) -> Result<(), StoreError> {
         check_state_tier(state)?;
-        let inv = record_state_invocation(&[&StateWrite {
-            player_keys,
-            state,
-            ttl_secs,
-            trim_before,
-        }]);
+        let inv =
+            record_state_invocation(&[&StateWrite::new(player_keys, state, ttl_secs, trim_before)]);
         // Idempotent: writing the same state again is a no-op.
         one(parse_record_states(
             self.invoke("record_state", Retry::Idempotent, &inv).await?,
@@ -361,7 +357,13 @@ pub(super) fn record_state_invocation(writes: &[&StateWrite<'_>]) -> ScriptInvoc
             .arg(&w.state.tier)
             .arg(w.state.bracket)
             .arg(w.ttl_secs.clamp(1, MAX_WINDOW_SECS))
-            .arg(w.trim_before);
+            .arg(w.trim_before)
+            .arg(match (w.found_no_state, w.found_no_profile) {
+                (false, false) => "",
+                (true, false) => "s",
+                (false, true) => "p",
+                (true, true) => "sp",
+            });
     }
     inv
 }

@@ -15,8 +15,8 @@
 -- clock is read once per call, and entering a script (about 2 µs with its arguments)
 -- is paid once per call, not once per player.
 --
--- Per player i, four keys from KEYS[4(i-1) + 1] and six arguments from
--- ARGV[6(i-1) + 1]:
+-- Per player i, four keys from KEYS[4(i-1) + 1] and seven arguments from
+-- ARGV[7(i-1) + 1]:
 -- KEYS  state bucket (hash: player -> "deadline|period:tier:bracket" with
 --       "|period:tier:bracket" of the previous placement appended when there is one);
 --       profile bucket (hash: player -> "deadline|version|json"): its deadline
@@ -26,7 +26,12 @@
 --       '|'); bracket number; seconds the player's records live from now; trim:
 --       claimed rewards earned before this period (the rollover never grants them
 --       again) and claim answers given before it are deleted, so a player who keeps
---       playing keeps small records
+--       playing keeps small records; hints of what the caller's read of the player
+--       found, right or wrong: "s" if it found no live state (the state is then
+--       created with HSETNX, which saves a lookup of the bucket, and read as below
+--       if one exists after all), "p" if it found no live profile (the profile
+--       bucket is then left alone: a profile set since that read has a deadline of
+--       its own, worked out as this placement's), both, or ""
 --
 -- Reply: one per player, in order: 1 if the placement was written, else 0;
 -- {"malformed", what} (nothing written for that player) for a record it did not
@@ -46,52 +51,62 @@ local now = tonumber(t[1])
 -- Pruning on one call in 16 (by the microseconds of TIME): see below.
 local prune = tonumber(t[2]) % 16 == 0
 
--- Player i's keys are KEYS[k + 1..4] and arguments ARGV[a + 1..6]:
--- k = 4(i-1), a = 6(i-1).
+-- Player i's keys are KEYS[k + 1..4] and arguments ARGV[a + 1..7]:
+-- k = 4(i-1), a = 7(i-1).
 local function record(k, a)
   local ttl = tonumber(ARGV[a + 5])
   local deadline = string.format('%d', now + ttl)
   local player = ARGV[a + 1]
+  local hints = ARGV[a + 7]
+  local touch_profile = not string.find(hints, 'p', 1, true)
 
-  -- The stored state, read (and checked) before anything is written.
-  local record = redis.call('HGET', KEYS[k + 1], player)
-  local current, rest
-  if record then
-    local d, placed, tail = string.match(record, '^(%d+)|([^|]+)(.*)$')
-    local period = placed and string.match(placed, '^(%d+):.*:%d+$')
-    if not d or not period or (tail ~= '' and not string.match(tail, '^|%d+:.*:%d+$')) then
-      return {'malformed', 'state of ' .. player .. ' in ' .. KEYS[k + 1] .. ': ' .. record}
-    end
-    if tonumber(d) > now then
-      current = period
-      rest = tail
-    end
-  end
-  local profile = redis.call('HGET', KEYS[k + 2], player)
-  local profile_body
-  if profile then
-    local d, body = string.match(profile, '^(%d+)|(.*)$')
-    if not d then
-      return {'malformed', 'profile of ' .. player .. ' in ' .. KEYS[k + 2] .. ': ' .. profile}
-    end
-    if tonumber(d) > now then
-      profile_body = body
+  -- The stored profile, read (and checked) before anything is written.
+  local profile, profile_body
+  if touch_profile then
+    profile = redis.call('HGET', KEYS[k + 2], player)
+    if profile then
+      local d, body = string.match(profile, '^(%d+)|(.*)$')
+      if not d then
+        return {'malformed', 'profile of ' .. player .. ' in ' .. KEYS[k + 2] .. ': ' .. profile}
+      end
+      if tonumber(d) > now then
+        profile_body = body
+      end
     end
   end
 
   local placement = ARGV[a + 2] .. ':' .. ARGV[a + 3] .. ':' .. ARGV[a + 4]
   local written = 1
-  if not current then
-    redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement)
-  elseif greater(ARGV[a + 2], current) then
-    local was = string.match(record, '^%d+|([^|]+)')
-    redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement .. '|' .. was)
-  elseif ARGV[a + 2] == current then
-    redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement .. rest)
-  else
-    -- An earlier period: the placement stays, the expiry starts anew.
-    redis.call('HSET', KEYS[k + 1], player, deadline .. string.match(record, '^%d+(|.*)$'))
-    written = 0
+  -- A player the caller found no state for: created unless a record exists.
+  local created = string.find(hints, 's', 1, true)
+    and redis.call('HSETNX', KEYS[k + 1], player, deadline .. '|' .. placement) == 1
+  if not created then
+    -- The stored state, read and checked before it is written.
+    local record = redis.call('HGET', KEYS[k + 1], player)
+    local current, rest
+    if record then
+      local d, placed, tail = string.match(record, '^(%d+)|([^|]+)(.*)$')
+      local period = placed and string.match(placed, '^(%d+):.*:%d+$')
+      if not d or not period or (tail ~= '' and not string.match(tail, '^|%d+:.*:%d+$')) then
+        return {'malformed', 'state of ' .. player .. ' in ' .. KEYS[k + 1] .. ': ' .. record}
+      end
+      if tonumber(d) > now then
+        current = period
+        rest = tail
+      end
+    end
+    if not current then
+      redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement)
+    elseif greater(ARGV[a + 2], current) then
+      local was = string.match(record, '^%d+|([^|]+)')
+      redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement .. '|' .. was)
+    elseif ARGV[a + 2] == current then
+      redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement .. rest)
+    else
+      -- An earlier period: the placement stays, the expiry starts anew.
+      redis.call('HSET', KEYS[k + 1], player, deadline .. string.match(record, '^%d+(|.*)$'))
+      written = 0
+    end
   end
   if profile_body then
     redis.call('HSET', KEYS[k + 2], player, deadline .. '|' .. profile_body)
@@ -105,7 +120,7 @@ local function record(k, a)
   -- 60 players (HRANDFIELD WITHVALUES scans the listpack and copies the values), and
   -- one sample per write keeps a bucket's dead records to about the share of writes
   -- that are a player's last.
-  for i = 1, 2 do
+  for i = 1, touch_profile and 2 or 1 do
     if prune then
       local sample = redis.call('HRANDFIELD', KEYS[k + i], 16, 'WITHVALUES')
       for j = 1, #sample, 2 do
@@ -163,8 +178,8 @@ local function each(f, k, a)
 end
 
 local reply = {}
-for i = 1, #ARGV / 6 do
-  local k, a = 4 * (i - 1), 6 * (i - 1)
+for i = 1, #ARGV / 7 do
+  local k, a = 4 * (i - 1), 7 * (i - 1)
   reply[i] = each(record, k, a)
 end
 return reply
