@@ -228,7 +228,8 @@ pub struct StateWrite<'a> {
     pub found_no_state: bool,
     /// The writer's read found no live profile. A hint: the Redis store then leaves
     /// the profile alone, since a profile set after that read carries a deadline of
-    /// its own, worked out as the placement's.
+    /// its own, by the placement's rule (the end of the running period plus
+    /// `player_ttl`).
     pub found_no_profile: bool,
 }
 

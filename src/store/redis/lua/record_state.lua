@@ -31,7 +31,7 @@
 --       created with HSETNX, which saves a lookup of the bucket, and read as below
 --       if one exists after all), "p" if it found no live profile (the profile
 --       bucket is then left alone: a profile set since that read has a deadline of
---       its own, worked out as this placement's), both, or ""
+--       its own, by the placement's rule), both, or ""
 --
 -- Reply: one per player, in order: 1 if the placement was written, else 0;
 -- {"malformed", what} (nothing written for that player) for a record it did not
