@@ -22,7 +22,9 @@
 //! - Redis memory per joined player (INFO used_memory over 200,000 players, without
 //!   and with a two-field profile).
 //!
-//! It prints a table, then one last line of `key=value` figures. redis-benchmark
+//! It prints a table, with Redis's CPU per operation (INFO `used_cpu_*` around each
+//! phase) under the submit and join rows, for ours and the baseline's, since those two
+//! ratios are ratios of Redis time; then one last line of `key=value` figures. redis-benchmark
 //! cannot route a script by its keys in cluster mode, so on a cluster the baselines
 //! run one redis-benchmark per master (with the connections split between them), on
 //! keys of a slot that master owns, and add up.
@@ -533,6 +535,43 @@ async fn load(
     (profile_rate, ids.len() as f64 / t.elapsed().as_secs_f64())
 }
 
+/// Seconds of CPU the servers have used (INFO's `used_cpu_user` + `used_cpu_sys`,
+/// summed over the nodes): taken around a phase, Redis's CPU per operation, the
+/// figure a ratio is made of when Redis is the limit.
+async fn redis_cpu(nodes: &[Node]) -> f64 {
+    let mut total = 0.0;
+    for node in nodes {
+        let auth = match &node.auth {
+            Some((user, password)) => format!("{user}:{password}@"),
+            None => String::new(),
+        };
+        let info = async {
+            let c = redis::Client::open(format!("redis://{auth}{}:{}/", node.host, node.port))?;
+            let mut c = c.get_multiplexed_async_connection().await?;
+            redis::cmd("INFO")
+                .arg("cpu")
+                .query_async::<String>(&mut c)
+                .await
+        };
+        if let Ok(info) = info.await {
+            total += info
+                .lines()
+                .filter_map(|l| {
+                    l.strip_prefix("used_cpu_user:")
+                        .or_else(|| l.strip_prefix("used_cpu_sys:"))
+                })
+                .filter_map(|v| v.trim().parse::<f64>().ok())
+                .sum::<f64>();
+        }
+    }
+    total
+}
+
+/// The line under a row: Redis's CPU per operation, ours and the baseline's.
+fn cpu_row(ours: f64, raw: f64) {
+    println!("  Redis CPU an operation: {ours:.1} us, raw {raw:.1} us");
+}
+
 fn row(what: &str, ours: f64, raw: f64, unit: &str) {
     println!(
         "{what:<44} {ours:>12.0} {raw:>12.0} {unit:<9} x{:.2}",
@@ -635,6 +674,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Idempotent submits, steady state (placements cached), vs the seeds' script.
     let (l, ids2) = (league.clone(), ids.clone());
     let at = opened + Span::hours(11);
+    let cpu = redis_cpu(&nodes).await;
     let (submit_rate, submit_lat) = concurrent(n_ops, move |i| {
         let (l, ids) = (l.clone(), ids2.clone());
         async move {
@@ -649,6 +689,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     })
     .await;
+    let submit_cpu = (redis_cpu(&nodes).await - cpu) * 1e6 / n_ops as f64;
     let sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg(SEED_UPDATE)
@@ -672,6 +713,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         loaded += 1;
     }
     assert_eq!(loaded, nodes.len());
+    let cpu = redis_cpu(&nodes).await;
     let raw_submit = redis_benchmark(
         &nodes,
         &tags,
@@ -688,7 +730,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ]
         .map(str::to_owned),
     );
+    let raw_submit_cpu = (redis_cpu(&nodes).await - cpu) * 1e6 / (n_ops * 4) as f64;
     row("idempotent submit", submit_rate, raw_submit.0, "ops/s");
+    cpu_row(submit_cpu, raw_submit_cpu);
 
     // Standings pages of 100 with profiles vs ZREVRANGE of a 100-member set.
     let (read_rate, read_lat) = read_pages(&league, n_ops / 4, brackets).await;
@@ -743,6 +787,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Joins of new players, one call each, vs one script doing HINCRBY + HSET + ZADD.
     let l = league.clone();
+    let cpu = redis_cpu(&nodes).await;
     let (join_rate, _) = concurrent(n_ops / 2, move |i| {
         let l = l.clone();
         async move {
@@ -750,11 +795,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     })
     .await;
+    let join_cpu = (redis_cpu(&nodes).await - cpu) * 1e6 / (n_ops / 2) as f64;
     let raw_join_sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg(RAW_JOIN)
         .query_async(&mut con)
         .await?;
+    let cpu = redis_cpu(&nodes).await;
     let raw_join = redis_benchmark(
         &nodes,
         &tags,
@@ -770,7 +817,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ]
         .map(str::to_owned),
     );
+    let raw_join_cpu = (redis_cpu(&nodes).await - cpu) * 1e6 / n_ops as f64;
     row("join of a new player", join_rate, raw_join.0, "joins/s");
+    cpu_row(join_cpu, raw_join_cpu);
     row(
         "placing new players (join_many)",
         load_rate,
