@@ -700,10 +700,23 @@ fn keys_under(port: u16, prefix: &str) -> Vec<Vec<u8>> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_master_stopped_during_a_rollover() {
     let began = Instant::now();
-    // Persistence on, so that a killed node comes back with its data; a node timeout
-    // longer than the test's outage, so that the other masters keep serving.
-    let mut cluster =
-        Cluster::start_with_args(&["--appendonly", "yes", "--cluster-node-timeout", "30000"]);
+    // Persistence on, so that a killed node comes back with its data, with every write
+    // fsynced before its reply (`appendfsync always`): the test's premise is that a
+    // killed node keeps what it acknowledged, which `everysec` does not promise (Redis
+    // may postpone the AOF write while a background fsync is slow and answer all the
+    // same). With `everysec` this test failed twice in about 27 runs (stop 23: a
+    // reward missing after the restart while its bracket was done); whether that was
+    // the cause is not established (README, "Durability"), so a failure prints where
+    // the missing reward's key lives. A node timeout longer than the test's outage, so
+    // that the other masters keep serving.
+    let mut cluster = Cluster::start_with_args(&[
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--cluster-node-timeout",
+        "30000",
+    ]);
     let response = Duration::from_secs(1);
     let cluster_response = Duration::from_secs(2);
     let options = RedisOptions::default()
@@ -792,11 +805,41 @@ async fn a_master_stopped_during_a_rollover() {
     assert_eq!(report.closed.len(), 1, "{report:?}");
     eprintln!("the rollover after the restart took {:?}", finish.elapsed());
     let got = observe_outcomes(&l0, 1, &players).await;
-    assert!(
-        got == want,
-        "the rollover interrupted by a stopped master differs from the clean one: {:?}",
-        first_difference(&got, &want)
-    );
+    if got != want {
+        // Where the first differing player's rewards live, and what that node holds
+        // now (for the failure message: which node, whether it was the stopped one).
+        let diff = first_difference(&got, &want);
+        let player = diff.as_ref().map_or("", |d| d.0.as_str());
+        let key = l0.keys().player(player).rewards();
+        let slot: u16 = redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(&key)
+            .query(&mut admin(ports[0]))
+            .expect("keyslot");
+        let held: Vec<String> = ports
+            .iter()
+            .map(|&port| {
+                let mut con = admin(port);
+                let owns: bool = redis::cmd("CLUSTER")
+                    .arg("COUNTKEYSINSLOT")
+                    .arg(slot)
+                    .query::<i64>(&mut con)
+                    .is_ok_and(|n| n > 0);
+                let fields: redis::RedisResult<Vec<String>> =
+                    redis::cmd("HGETALL").arg(&key).query(&mut con);
+                format!("node {port} (keys in slot {slot}: {owns}): {fields:?}")
+            })
+            .collect();
+        panic!(
+            "the rollover interrupted by a stopped master differs from the clean one: \
+             {diff:?}; {key} on the nodes, the stopped one {}: {held:?}; blocked grants: {:?}",
+            ports[victim],
+            {
+                use leaguekit::store::RolloverStore as _;
+                l0.store().blocked_grants(&l0.keys().season()).await
+            }
+        );
+    }
     eprintln!(
         "a_master_stopped_during_a_rollover: {:?} in all",
         began.elapsed()
