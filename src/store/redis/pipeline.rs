@@ -207,7 +207,7 @@ impl RedisStore {
 
     /// Whether one script call may take keys of many slots: on one server, until it
     /// has refused such a call (see [`RedisStore::bind_calls_to_slots`]).
-    pub(super) fn calls_span_slots(&self) -> bool {
+    fn calls_span_slots(&self) -> bool {
         !self.slot_bound.load(Ordering::Relaxed)
             && !matches!(self.connection, RedisConnection::Cluster(_))
     }
@@ -215,7 +215,7 @@ impl RedisStore {
     /// The server refused a script whose keys span slots (CROSSSLOT: a sharding proxy
     /// behind one address; the refused call did not run): from now on batches keep to
     /// one slot a call, as on a cluster.
-    pub(super) fn bind_calls_to_slots(&self, op: &'static str) {
+    fn bind_calls_to_slots(&self, op: &'static str) {
         tracing::info!(
             op,
             "the server refused a script whose keys span slots (CROSSSLOT); \
@@ -354,7 +354,7 @@ fn is_no_script(e: &StoreError) -> bool {
 }
 
 /// Whether the server refused a call for keys that span slots.
-pub(super) fn is_cross_slot(e: &StoreError) -> bool {
+fn is_cross_slot(e: &StoreError) -> bool {
     matches!(e, StoreError::Redis(e) if e.code() == Some("CROSSSLOT"))
 }
 

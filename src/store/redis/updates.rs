@@ -25,7 +25,6 @@ use ::redis::{ScriptInvocation, Value};
 use tokio::sync::oneshot;
 
 use super::bulk::spread;
-use super::pipeline::is_cross_slot;
 use super::reply::*;
 use super::scripts::SCRIPTS;
 use super::{MAX_WINDOW_SECS, RedisStore, Retry, attempt_token, time_refusal};
@@ -420,8 +419,8 @@ impl RedisStore {
     }
 
     /// Updates sharing their [`Shared`] arguments, in as few calls as the server
-    /// takes: one call when they fit one (one server that takes keys of many slots in
-    /// a script), else [`RedisStore::pipelined_items`].
+    /// takes ([`RedisStore::pipelined_items`]: on one server one call for up to
+    /// [`UPDATES_AT_ONCE`] updates of any brackets, on a cluster one per slot).
     async fn update_calls(
         &self,
         op: &'static str,
@@ -429,22 +428,6 @@ impl RedisStore {
     ) -> Vec<Result<UpdateReply, StoreError>> {
         let tokens: Vec<&str> = items.iter().map(|(_, _, t)| *t).collect();
         let tags: Vec<&str> = items.iter().map(|(k, _, _)| hash_tag(&k.board)).collect();
-        let one_call = items.len() <= UPDATES_AT_ONCE
-            && (self.calls_span_slots() || tags.iter().all(|t| *t == tags[0]));
-        if one_call {
-            // EVALSHA alone (reloaded on NOSCRIPT), not a pipeline with a SCRIPT LOAD
-            // (which would send the script's source with every call).
-            let retry = retry_of(items.iter().map(|(_, u, _)| *u));
-            match self.invoke_write(op, retry, &update_call(items)).await {
-                // Did not run; sent again by slot below.
-                Err(e) if is_cross_slot(&e) => self.bind_calls_to_slots(op),
-                Err(e) => return items.iter().map(|_| Err(e.clone())).collect(),
-                Ok(reply) => {
-                    return parse_updates(reply, &tokens)
-                        .unwrap_or_else(|e| items.iter().map(|_| Err(e.clone())).collect());
-                }
-            }
-        }
         let answered = self
             .pipelined_items(
                 op,
