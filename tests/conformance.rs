@@ -901,6 +901,56 @@ on_both!(request_ids_are_per_player, |league, _clock| {
     );
 });
 
+on_both!(
+    a_retry_changes_nothing_whatever_it_would_do_now,
+    |league, _clock| {
+        // The Redis store checks a request id where the update would apply, after
+        // moving the board, and puts the board back if the id was seen: the board, ties
+        // included, and the page cache must come out as if nothing had been sent.
+        let at = "2026-01-05T03:00:00Z";
+        let first = |id: &str| SubmitOptions::default().request_id(id).at(t(at));
+        let a = league.submit("a", 10, first("ra")).await.expect("a");
+        let b = league.submit("b", 10, first("rb")).await.expect("b");
+        // Equal scores at the same time: the ids break the tie.
+        assert_eq!((a.rank, b.rank), (1, 2));
+        let big = league.submit("c", 600_000, first("rc")).await.expect("c");
+        league
+            .submit("c", 300_000, first("rc2"))
+            .await
+            .expect("c again");
+        let page = order(&league, "bronze", 1).await;
+        assert_eq!(
+            page,
+            [("c".into(), 900_000), ("a".into(), 10), ("b".into(), 10)]
+        );
+        // Retries: one that would now apply (b to 20, first), one that would now be
+        // out of range (c past max_score), one of a repeated first answer.
+        for _ in 0..2 {
+            let again = league.submit("b", 10, first("rb")).await.expect("b retry");
+            assert_eq!((again.applied, again.score, again.rank), (false, 10, 2));
+            let again = league
+                .submit("c", 600_000, first("rc"))
+                .await
+                .expect("c retry");
+            assert_eq!(
+                (again.applied, again.score, again.rank),
+                (false, big.score, big.rank)
+            );
+            // The kept page (the read above kept it) still shows the board.
+            assert_eq!(order(&league, "bronze", 1).await, page);
+        }
+        let b_now = league.player("b", None).await.expect("b");
+        assert_eq!((b_now.score, b_now.rank), (Some(10), Some(3)));
+        // A new id applies as usual, and the page follows.
+        let moved = league.submit("b", 1, first("rb2")).await.expect("b moves");
+        assert_eq!((moved.applied, moved.score, moved.rank), (true, 11, 2));
+        assert_eq!(
+            order(&league, "bronze", 1).await,
+            [("c".into(), 900_000), ("b".into(), 11), ("a".into(), 10)]
+        );
+    }
+);
+
 on_both!(a_retry_after_the_close_is_answered, |league, clock| {
     // Within the idempotency window (1 h) of the first submission.
     clock.set(t("2026-01-05T23:50:00Z"));

@@ -91,6 +91,17 @@ pub enum ConnectError {
         #[source]
         source: RedisError,
     },
+    /// The server is older than leaguekit needs.
+    #[error(
+        "Redis at {target} is version {version}; leaguekit needs Redis 7.0 or later (or a \
+         Valkey), whose SET takes NX and GET together: upgrade the server"
+    )]
+    Version {
+        /// Where.
+        target: String,
+        /// The version the server reported (INFO server, `redis_version`).
+        version: String,
+    },
     /// The server answered, but not as leaguekit needs (wrong mode, missing permission).
     #[error("Redis at {target} refused the connection set-up: {source}{hint}")]
     Refused {

@@ -300,14 +300,48 @@ pub(super) fn millis(d: Duration) -> u64 {
 pub(super) async fn ping_once(
     client: &redis::Client,
     options: &RedisOptions,
-) -> Result<(), RedisError> {
+) -> Result<Option<ServerVersion>, RedisError> {
     let config = AsyncConnectionConfig::new()
         .set_connection_timeout(Some(options.connection_timeout))
         .set_response_timeout(Some(options.response_timeout));
     let mut con = client
         .get_multiplexed_async_connection_with_config(&config)
         .await?;
-    redis::cmd("PING").query_async::<()>(&mut con).await
+    redis::cmd("PING").query_async::<()>(&mut con).await?;
+    let info: String = redis::cmd("INFO")
+        .arg("server")
+        .query_async(&mut con)
+        .await?;
+    Ok(ServerVersion::from_info(&info))
+}
+
+/// A server's `redis_version` (Valkey reports the Redis version it matches there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct ServerVersion(pub(crate) u32, pub(crate) u32, pub(crate) u32);
+
+impl ServerVersion {
+    /// The oldest server leaguekit runs on: `update.lua` checks and writes a request
+    /// id in one `SET ... NX GET`, which Redis accepts from 7.0.
+    pub(crate) const OLDEST: ServerVersion = ServerVersion(7, 0, 0);
+
+    /// The version in an `INFO server` answer, if it has one leaguekit can read.
+    pub(crate) fn from_info(info: &str) -> Option<ServerVersion> {
+        let v = info
+            .lines()
+            .find_map(|l| l.strip_prefix("redis_version:"))?
+            .trim();
+        let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+        let major = parts.next()??;
+        let minor = parts.next().flatten().unwrap_or(0);
+        let patch = parts.next().flatten().unwrap_or(0);
+        Some(ServerVersion(major, minor, patch))
+    }
+}
+
+impl std::fmt::Display for ServerVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.0, self.1, self.2)
+    }
 }
 
 /// Whether a failed connection attempt may succeed soon: a refused connection (a
@@ -328,7 +362,7 @@ pub(super) fn worth_retrying(err: &RedisError) -> bool {
 pub(super) async fn check_node(
     client: redis::Client,
     options: &RedisOptions,
-) -> Result<(), (RedisError, u32)> {
+) -> Result<Option<ServerVersion>, (RedisError, u32)> {
     let attempts = u32::try_from(options.reconnect_retries)
         .unwrap_or(u32::MAX)
         .saturating_add(1);
@@ -336,7 +370,7 @@ pub(super) async fn check_node(
     let mut n = 1;
     loop {
         match ping_once(&client, options).await {
-            Ok(()) => return Ok(()),
+            Ok(version) => return Ok(version),
             Err(err) if n < attempts && worth_retrying(&err) => {
                 tracing::debug!(attempt = n, error = %err, "redis not reachable yet; retrying");
                 tokio::time::sleep(delay).await;
@@ -350,8 +384,11 @@ pub(super) async fn check_node(
     }
 }
 
-type NodeCheck<'a> =
-    Pin<Box<dyn Future<Output = (String, Result<(), (RedisError, u32)>)> + Send + 'a>>;
+type NodeCheck<'a> = Pin<
+    Box<
+        dyn Future<Output = (String, Result<Option<ServerVersion>, (RedisError, u32)>)> + Send + 'a,
+    >,
+>;
 
 /// Checks the nodes concurrently. The first node that answers PING ends the check
 /// (one reachable seed is enough); a definite failure (credentials, TLS, a server in
@@ -377,7 +414,15 @@ pub(super) async fn check_nodes(
     let mut last = None;
     while let Some((target, result)) = checks.next().await {
         match result {
-            Ok(()) => return Ok(()),
+            // A server that does not say its version is let through: the scripts'
+            // own errors will say what it lacks.
+            Ok(Some(version)) if version < ServerVersion::OLDEST => {
+                return Err(ConnectError::Version {
+                    target,
+                    version: version.to_string(),
+                });
+            }
+            Ok(_) => return Ok(()),
             Err((err, attempts)) => {
                 if classify(&err) != Failure::Unreachable {
                     return Err(connect_error(url, target, err, attempts, began.elapsed()));
@@ -399,5 +444,36 @@ pub(super) async fn check_nodes(
             Err(connect_error(url, target, err, attempts, began.elapsed()))
         }
         None => Err(ConnectError::Url(UrlError::MissingHost)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServerVersion;
+
+    #[test]
+    fn server_versions_are_read_from_info() {
+        let info = "# Server\r\nredis_version:7.0.15\r\nredis_git_sha1:00000000\r\n";
+        assert_eq!(
+            ServerVersion::from_info(info),
+            Some(ServerVersion(7, 0, 15))
+        );
+        // Valkey reports the Redis version it matches as redis_version.
+        let valkey = "redis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n";
+        assert_eq!(
+            ServerVersion::from_info(valkey),
+            Some(ServerVersion(7, 2, 4))
+        );
+        let old = ServerVersion::from_info("redis_version:6.2.14\r\n").expect("6.2");
+        assert!(old < ServerVersion::OLDEST);
+        assert_eq!(old.to_string(), "6.2.14");
+        assert!(ServerVersion(7, 0, 0) >= ServerVersion::OLDEST);
+        assert!(ServerVersion(10, 0, 0) > ServerVersion::OLDEST);
+        assert_eq!(
+            ServerVersion::from_info("redis_version:8\r\n"),
+            Some(ServerVersion(8, 0, 0))
+        );
+        assert_eq!(ServerVersion::from_info("redis_version:x.y\r\n"), None);
+        assert_eq!(ServerVersion::from_info("# Server\r\n"), None);
     }
 }

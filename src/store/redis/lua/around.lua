@@ -10,7 +10,7 @@
 --        {total, first rank, player, score, profile or nil, ...} as standings.lua.
 
 local function fmt(x)
-  return string.format('%.0f', x)
+  return string.format('%d', x)
 end
 
 local rank = redis.call('ZRANK', KEYS[1], ARGV[1])

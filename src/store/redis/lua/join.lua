@@ -31,7 +31,7 @@
 --   | {"not_yet", ms to wait} | {"malformed", what}
 
 local function fmt(x)
-  return string.format('%.0f', x)
+  return string.format('%d', x)
 end
 
 local now
