@@ -125,8 +125,9 @@ impl RedisStore {
     /// - `unix:///path/to/redis.sock`.
     ///
     /// Fails with [`StoreError::Connect`] if the URL or the TLS files are unusable, the
-    /// server refuses the credentials or the TLS handshake (at once), or no node
-    /// answers within the options' connection timeout and reconnection retries.
+    /// server refuses the credentials or the TLS handshake (at once), the server is
+    /// older than Redis 7.0 (`INFO server`; at once), or no node answers within the
+    /// options' connection timeout and reconnection retries.
     pub async fn connect(url: &str, options: RedisOptions) -> Result<RedisStore, StoreError> {
         let opened = connection::open(url, &options, true).await?;
         Ok(RedisStore {

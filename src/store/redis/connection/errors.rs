@@ -93,8 +93,8 @@ pub enum ConnectError {
     },
     /// The server is older than leaguekit needs.
     #[error(
-        "Redis at {target} is version {version}; leaguekit needs Redis 7.0 or later (or a \
-         Valkey), whose SET takes NX and GET together: upgrade the server"
+        "Redis at {target} is version {version}; leaguekit needs Redis 7.0 or later (or Valkey), \
+         whose SET takes NX and GET together: upgrade the server"
     )]
     Version {
         /// Where.
