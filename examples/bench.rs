@@ -413,20 +413,31 @@ fn redis_benchmark(nodes: &[Node], tags: &[String], n: usize, cmd: &[String]) ->
     (rps, lat.0, lat.1)
 }
 
+/// One node's `INFO section`, read with redis-cli.
+fn node_info(node: &Node, section: &str) -> String {
+    let mut c = Command::new("redis-cli");
+    c.args(["-h", &node.host, "-p", &node.port.to_string()]);
+    if let Some((user, password)) = &node.auth {
+        c.args(["--user", user, "--pass", password, "--no-auth-warning"]);
+    }
+    let out = c.args(["info", section]).output().expect("redis-cli");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "INFO {section} on {}:{} failed: {text}",
+        node.host,
+        node.port
+    );
+    text
+}
+
 async fn used_memory(url: &str) -> u64 {
     // On a cluster, the sum over the masters.
     let (nodes, _) = nodes_of(url).unwrap_or_default();
-    let mut total = 0;
-    for node in &nodes {
-        let mut c = Command::new("redis-cli");
-        c.args(["-h", &node.host, "-p", &node.port.to_string()]);
-        if let Some((user, password)) = &node.auth {
-            c.args(["--user", user, "--pass", password, "--no-auth-warning"]);
-        }
-        let out = c.args(["info", "memory"]).output().expect("redis-cli");
-        total += common::used_memory_in(&String::from_utf8_lossy(&out.stdout));
-    }
-    total
+    nodes
+        .iter()
+        .map(|node| common::used_memory_in(&node_info(node, "memory")))
+        .sum()
 }
 
 fn season(prefix: &str) -> Season {
@@ -538,31 +549,20 @@ async fn load(
 /// Seconds of CPU the servers have used (INFO's `used_cpu_user` + `used_cpu_sys`,
 /// summed over the nodes): taken around a phase, Redis's CPU per operation, the
 /// figure a ratio is made of when Redis is the limit.
-async fn redis_cpu(nodes: &[Node]) -> f64 {
+fn redis_cpu(nodes: &[Node]) -> f64 {
     let mut total = 0.0;
     for node in nodes {
-        let auth = match &node.auth {
-            Some((user, password)) => format!("{user}:{password}@"),
-            None => String::new(),
-        };
-        let info = async {
-            let c = redis::Client::open(format!("redis://{auth}{}:{}/", node.host, node.port))?;
-            let mut c = c.get_multiplexed_async_connection().await?;
-            redis::cmd("INFO")
-                .arg("cpu")
-                .query_async::<String>(&mut c)
-                .await
-        };
-        if let Ok(info) = info.await {
-            total += info
-                .lines()
-                .filter_map(|l| {
-                    l.strip_prefix("used_cpu_user:")
-                        .or_else(|| l.strip_prefix("used_cpu_sys:"))
-                })
-                .filter_map(|v| v.trim().parse::<f64>().ok())
-                .sum::<f64>();
-        }
+        let info = node_info(node, "cpu");
+        let used: Vec<f64> = info
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix("used_cpu_user:")
+                    .or_else(|| l.strip_prefix("used_cpu_sys:"))
+            })
+            .filter_map(|v| v.trim().parse().ok())
+            .collect();
+        assert_eq!(used.len(), 2, "no used_cpu_user/sys in INFO cpu: {info}");
+        total += used.iter().sum::<f64>();
     }
     total
 }
@@ -674,7 +674,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Idempotent submits, steady state (placements cached), vs the seeds' script.
     let (l, ids2) = (league.clone(), ids.clone());
     let at = opened + Span::hours(11);
-    let cpu = redis_cpu(&nodes).await;
+    let cpu = redis_cpu(&nodes);
     let (submit_rate, submit_lat) = concurrent(n_ops, move |i| {
         let (l, ids) = (l.clone(), ids2.clone());
         async move {
@@ -689,7 +689,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     })
     .await;
-    let submit_cpu = (redis_cpu(&nodes).await - cpu) * 1e6 / n_ops as f64;
+    let submit_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / n_ops as f64;
     let sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg(SEED_UPDATE)
@@ -713,7 +713,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         loaded += 1;
     }
     assert_eq!(loaded, nodes.len());
-    let cpu = redis_cpu(&nodes).await;
+    let cpu = redis_cpu(&nodes);
     let raw_submit = redis_benchmark(
         &nodes,
         &tags,
@@ -730,7 +730,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ]
         .map(str::to_owned),
     );
-    let raw_submit_cpu = (redis_cpu(&nodes).await - cpu) * 1e6 / (n_ops * 4) as f64;
+    let raw_submit_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops * 4) as f64;
     row("idempotent submit", submit_rate, raw_submit.0, "ops/s");
     cpu_row(submit_cpu, raw_submit_cpu);
 
@@ -787,7 +787,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Joins of new players, one call each, vs one script doing HINCRBY + HSET + ZADD.
     let l = league.clone();
-    let cpu = redis_cpu(&nodes).await;
+    let cpu = redis_cpu(&nodes);
     let (join_rate, _) = concurrent(n_ops / 2, move |i| {
         let l = l.clone();
         async move {
@@ -795,13 +795,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     })
     .await;
-    let join_cpu = (redis_cpu(&nodes).await - cpu) * 1e6 / (n_ops / 2) as f64;
+    let join_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops / 2) as f64;
     let raw_join_sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg(RAW_JOIN)
         .query_async(&mut con)
         .await?;
-    let cpu = redis_cpu(&nodes).await;
+    let cpu = redis_cpu(&nodes);
     let raw_join = redis_benchmark(
         &nodes,
         &tags,
@@ -817,7 +817,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ]
         .map(str::to_owned),
     );
-    let raw_join_cpu = (redis_cpu(&nodes).await - cpu) * 1e6 / n_ops as f64;
+    let raw_join_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / n_ops as f64;
     row("join of a new player", join_rate, raw_join.0, "joins/s");
     cpu_row(join_cpu, raw_join_cpu);
     row(

@@ -16,8 +16,9 @@
 //! - [`RedisConnection`] is a single node's [`ConnectionManager`] or a Redis Cluster
 //!   [`ClusterConnection`], behind redis-rs's own [`redis::aio::ConnectionLike`], so
 //!   script invocations, commands and pipelines run on either unchanged.
-//! - Connecting first checks each node with one plain connection and a PING, so that
-//!   a wrong password, a refused certificate or a server in the wrong mode is a
+//! - Connecting first checks each node with one plain connection and `INFO server`,
+//!   so that a wrong password, a refused certificate, a server in the wrong mode or
+//!   older than Redis 7.0 is a
 //!   [`ConnectError`] on the first answer rather than after the connection manager's
 //!   reconnection loop; only an unreachable server is tried again.
 
@@ -117,9 +118,10 @@ impl RedisConnection {
     /// Connects to `url` (see [`RedisUrl`] for the forms) with `options`' timeouts,
     /// retries, TLS files and cluster settings.
     ///
-    /// Each node is first checked with one connection and a PING: a wrong password
-    /// ([`ConnectError::Auth`]), a failed TLS handshake ([`ConnectError::Tls`]) or a
-    /// server in the wrong mode ([`ConnectError::Refused`]) fails on the first answer;
+    /// Each node is first checked with one connection and `INFO server`: a wrong
+    /// password ([`ConnectError::Auth`]), a failed TLS handshake ([`ConnectError::Tls`]),
+    /// a server in the wrong mode ([`ConnectError::Refused`]) or older than Redis 7.0
+    /// ([`ConnectError::Version`]) fails on the first answer;
     /// an unreachable node is tried `reconnect_retries` more times, with the
     /// reconnection backoff, before [`ConnectError::Unreachable`]. One reachable seed
     /// is enough for a cluster.
@@ -296,8 +298,8 @@ pub(super) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// One connection attempt and a PING.
-pub(super) async fn ping_once(
+/// One connection attempt and `INFO server`: the server's version, if it says one.
+pub(super) async fn probe_once(
     client: &redis::Client,
     options: &RedisOptions,
 ) -> Result<Option<ServerVersion>, RedisError> {
@@ -307,7 +309,8 @@ pub(super) async fn ping_once(
     let mut con = client
         .get_multiplexed_async_connection_with_config(&config)
         .await?;
-    redis::cmd("PING").query_async::<()>(&mut con).await?;
+    // INFO answers only a live, logged-in connection, as PING would, and says the
+    // server's version: one round trip for both.
     let info: String = redis::cmd("INFO")
         .arg("server")
         .query_async(&mut con)
@@ -369,7 +372,7 @@ pub(super) async fn check_node(
     let mut delay = options.reconnect_min_delay;
     let mut n = 1;
     loop {
-        match ping_once(&client, options).await {
+        match probe_once(&client, options).await {
             Ok(version) => return Ok(version),
             Err(err) if n < attempts && worth_retrying(&err) => {
                 tracing::debug!(attempt = n, error = %err, "redis not reachable yet; retrying");
@@ -390,7 +393,7 @@ type NodeCheck<'a> = Pin<
     >,
 >;
 
-/// Checks the nodes concurrently. The first node that answers PING ends the check
+/// Checks the nodes concurrently. The first node that answers ends the check
 /// (one reachable seed is enough); a definite failure (credentials, TLS, a server in
 /// the wrong mode) ends it at once, since every node shares the configuration; when
 /// every node is unreachable, the error names the last one to give up.
