@@ -93,6 +93,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let report = league.rollover(None, RolloverOptions::default()).await?;
     let took = t.elapsed();
+    println!("rolled over in {took:.2?}");
     let closed = report.closed.first().ok_or("nothing closed")?;
     assert_eq!(
         closed.totals.players as usize, players,

@@ -1444,6 +1444,63 @@ async fn odd_grants_round_trip_through_rewards_and_claims() {
     }
 }
 
+/// A closed bracket's outcomes are opaque text to the store: whatever a player id or
+/// an encoded outcome holds (the separators and escape byte the Redis store keeps them
+/// with, an outcome that reads like another player's entry, the empty string,
+/// non-ASCII) comes back exactly, one player's alone and all together, on both
+/// stores (and the cluster); a player with no entry has none.
+#[tokio::test]
+async fn odd_outcomes_round_trip_on_both_stores() {
+    async fn check<S: leaguekit::store::Store>(store: S, what: &str) {
+        let keys = Keys::new(&unique_prefix("oddout"), "s");
+        let bracket = keys.bracket(1, "bronze", 1);
+        let outcomes: Vec<(String, String)> = vec![
+            ("a".into(), "1|50|0|promoted|silver|+gems:100".into()),
+            ("b".into(), "\u{1e}a\u{1f}forged".into()),
+            ("sep\u{1e}\u{1f}\u{1b}".into(), "esc\u{1b}0\u{1b}".into()),
+            ("empty".into(), "".into()),
+            ("".into(), "empty id".into()),
+            ("ünï 🎁".into(), "2|0|1|stay|bronze|+\u{1b}1".into()),
+        ];
+        store
+            .record_outcomes(&bracket, &outcomes, 3600)
+            .await
+            .expect("record");
+        for (player, outcome) in &outcomes {
+            assert_eq!(
+                store.outcome(&bracket, player).await.expect("outcome"),
+                Some(outcome.clone()),
+                "{what}: {player:?}"
+            );
+        }
+        for absent in ["c", "forged", "a\u{1f}", "\u{1e}a"] {
+            assert_eq!(
+                store.outcome(&bracket, absent).await.expect("outcome"),
+                None,
+                "{what}: {absent:?}"
+            );
+        }
+        let mut all = store.outcomes(&bracket).await.expect("outcomes");
+        all.sort();
+        let mut want = outcomes.clone();
+        want.sort();
+        assert_eq!(all, want, "{what}");
+        let none = keys.bracket(1, "bronze", 2);
+        assert!(
+            store.outcomes(&none).await.expect("none").is_empty(),
+            "{what}"
+        );
+        assert_eq!(
+            store.outcome(&none, "a").await.expect("none"),
+            None,
+            "{what}"
+        );
+    }
+    check(leaguekit::MemoryStore::new(), "memory").await;
+    check(redis_store().await, "redis").await;
+    check(common::cluster_store().await, "cluster").await;
+}
+
 /// Recording the outcomes of a bracket of 10,000 players (the largest
 /// `brackets.size` a season allows: 20,001 script arguments, far beyond what Lua's
 /// `unpack` takes at once) records every outcome, once; and the closed keys carry the

@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed) |
 //! | period | `{season/pN}` | `joins` (hash tier → players joined), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` |
-//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash), `out` (hash: outcomes), `lease`, `page` (hash: built standings pages, short-lived), `rq:<player>:<id>` (idempotency) |
+//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `rq:<player>:<id>` (idempotency) |
 //! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash) |
 //!
 //! **Buckets** (key layout [`LAYOUT`]). A player's small records live many players to
@@ -31,8 +31,11 @@
 
 /// The key layout this version writes, recorded as the `layout` field of the season's
 /// meta. 0.2.0 wrote one key per player and recorded none; this version refuses its
-/// data ([`crate::StoreError::OldLayout`]).
-pub const LAYOUT: &str = "2";
+/// data ([`crate::StoreError::OldLayout`]). Layout "2" (development builds of 0.3.0)
+/// kept a bracket's outcomes as a hash of a field per player, "3" as one string
+/// (`src/store/redis/outcomes.rs`); a season recorded with another layout is refused
+/// with a message naming both.
+pub const LAYOUT: &str = "3";
 
 /// Player buckets per season: a player's state, profile, rewards and claims live in
 /// bucket [`bucket_of`]`(id) % PLAYER_BUCKETS`. Part of [`LAYOUT`].

@@ -37,6 +37,7 @@ mod bulk;
 pub mod connection;
 mod league;
 mod options;
+mod outcomes;
 mod pages;
 mod pipeline;
 mod ranking;

@@ -2,7 +2,7 @@
 //! season's progress mark, grants (pipelined, one result each), blocked grants,
 //! rewards and claims.
 
-use ::redis::{ScriptInvocation, Value};
+use ::redis::Value;
 
 use super::reply::*;
 use super::scripts::SCRIPTS;
@@ -10,6 +10,9 @@ use super::{MAX_WINDOW_SECS, RedisStore, Retry, now_arg, time_refusal};
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys, hash_tag};
 use crate::store::*;
+
+/// Grants a grant.lua call takes at most: a bracket's on one server, in one call.
+const GRANTS_AT_ONCE: usize = 128;
 
 impl RolloverStore for RedisStore {
     async fn closed_through(&self, season: &SeasonKeys) -> Result<u64, StoreError> {
@@ -270,10 +273,8 @@ impl RolloverStore for RedisStore {
             .key(&bracket.meta)
             .key(&bracket.outcomes)
             .key(&bracket.pages)
-            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
-        for (player, outcome) in outcomes {
-            inv.arg(player).arg(outcome);
-        }
+            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS))
+            .arg(super::outcomes::encode(outcomes));
         self.invoke("record_outcomes", Retry::Idempotent, &inv)
             .await?;
         Ok(())
@@ -288,29 +289,36 @@ impl RolloverStore for RedisStore {
             return Ok(Vec::new());
         }
         let ttl = ttl_secs.clamp(1, MAX_WINDOW_SECS);
-        let invocations: Vec<ScriptInvocation<'_>> = grants
-            .iter()
-            .map(|(keys, source, grant)| {
-                let mut inv = SCRIPTS.grant.prepare_invoke();
-                inv.key(keys.rewards()).arg(source).arg(grant).arg(ttl);
-                inv
-            })
-            .collect();
         let reward_keys: Vec<String> = grants.iter().map(|(keys, _, _)| keys.rewards()).collect();
         let tags: Vec<&str> = reward_keys.iter().map(|k| hash_tag(k)).collect();
-        // Each grant is written at most once (HSETNX), so any group may be sent again.
-        let answers = self
-            .pipelined("grant", &SCRIPTS.grant, &invocations, &tags, |_| {
-                Retry::Idempotent
-            })
+        // Each grant is written at most once (HSETNX), so any call may be sent again.
+        let answered = self
+            .pipelined_items(
+                "grant",
+                &SCRIPTS.grant,
+                &tags,
+                GRANTS_AT_ONCE,
+                |items| {
+                    let mut inv = SCRIPTS.grant.prepare_invoke();
+                    inv.arg(ttl);
+                    for &i in items {
+                        let (_, source, grant) = &grants[i];
+                        inv.key(&reward_keys[i]).arg(source).arg(grant);
+                    }
+                    inv
+                },
+                |_| Retry::Idempotent,
+            )
             .await;
         // One player's bad data must not fail the others' grants: a grant's own error
-        // comes back in its place. A pipeline that failed as a whole (the connection,
-        // not the data) fails the step, which the rollover runs again.
-        answers
-            .into_iter()
-            .map(|answer| answer.map(|call| call.map(|_| ())))
-            .collect()
+        // comes back in its place. A call that failed as a whole (the connection, not
+        // the data) fails each of its grants, and the rollover runs the step again.
+        Ok(super::bulk::spread(
+            grants.len(),
+            answered,
+            |reply, items| parse_grants(reply??, items.len()),
+            "grant",
+        ))
     }
 
     async fn block_grants(
@@ -385,20 +393,27 @@ impl RolloverStore for RedisStore {
         bracket: &BracketKeys,
         player: &str,
     ) -> Result<Option<String>, StoreError> {
-        let mut cmd = ::redis::cmd("HGET");
-        cmd.arg(&bracket.outcomes).arg(player);
-        let reply = self.command("outcome", Retry::Idempotent, &cmd).await?;
+        let mut inv = SCRIPTS.outcome.prepare_invoke();
+        inv.key(&bracket.outcomes)
+            .arg(super::outcomes::needle(player));
+        let reply = self.invoke("outcome", Retry::Idempotent, &inv).await?;
         if is_nil(&reply) {
             return Ok(None);
         }
-        Ok(Some(text(&reply, "outcome")?.to_owned()))
+        let escaped = text(&reply, "outcome")?;
+        super::outcomes::unescape(escaped)
+            .map(Some)
+            .ok_or_else(|| protocol(format!("malformed outcome {escaped:?} of {player}")))
     }
 
     async fn outcomes(&self, bracket: &BracketKeys) -> Result<Vec<(String, String)>, StoreError> {
-        let mut cmd = ::redis::cmd("HGETALL");
+        let mut cmd = ::redis::cmd("GET");
         cmd.arg(&bracket.outcomes);
         let reply = self.command("outcomes", Retry::Idempotent, &cmd).await?;
-        pairs(reply, "outcomes")
+        if is_nil(&reply) {
+            return Ok(Vec::new());
+        }
+        super::outcomes::decode(text(&reply, "outcomes")?)
     }
 
     async fn rewards(&self, player_keys: &PlayerKeys) -> Result<Vec<(String, String)>, StoreError> {
@@ -461,4 +476,29 @@ pub(super) fn parse_rewards(reply: Value) -> Result<Vec<(String, String)>, Store
         .collect();
     pending.sort();
     Ok(pending)
+}
+
+/// grant.lua's answers, one per grant of the call: granted now or before, or the
+/// server's refusal of that grant.
+fn parse_grants(reply: Value, n: usize) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    let items = array(reply, "grant answers")?;
+    if items.len() != n {
+        return Err(protocol(format!(
+            "grant: {} answers for {n} grants",
+            items.len()
+        )));
+    }
+    items
+        .into_iter()
+        .map(|item| match item {
+            Value::Int(_) => Ok(Ok(())),
+            Value::Array(refusal) => match refusal.as_slice() {
+                [status, error] if text(status, "grant status")? == "refused" => {
+                    Ok(Err(super::updates::refused(text(error, "grant error")?)))
+                }
+                _ => Err(protocol("grant: an answer neither a count nor a refusal")),
+            },
+            other => Err(protocol(format!("grant: unexpected answer {other:?}"))),
+        })
+        .collect()
 }

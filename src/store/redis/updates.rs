@@ -237,7 +237,7 @@ fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
 /// The error of an update the server refused inside a call that ran (`update.lua`
 /// answers `{"refused", error}` in its place): the server's error, as a lone command
 /// would have met it, so that its code (WRONGTYPE, OOM, ...) is kept.
-fn refused(error: &str) -> StoreError {
+pub(super) fn refused(error: &str) -> StoreError {
     let line = format!("-{}\r\n", error.replace(['\r', '\n'], " "));
     match ::redis::parse_redis_value(line.as_bytes()) {
         Ok(Value::ServerError(e)) => StoreError::Redis(e.into()),

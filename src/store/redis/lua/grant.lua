@@ -1,13 +1,45 @@
--- grant.lua: grant one reward, once: a reward already pending or claimed under the
--- same source is never written again. Keeps the player's rewards at least ttl.
+-- grant.lua: grant rewards, each once: a reward already pending or claimed under the
+-- same source is never written again. Keeps each player's rewards at least ttl.
 --
--- KEYS[1]  player rewards (hash: source -> "p|grant" pending or "c|grant" claimed)
--- ARGV[1]  source ("period/tier/bracket"), ARGV[2] grant, ARGV[3] ttl in seconds
+-- One call grants any number of rewards (a closed bracket's, on one server; those of
+-- one player bucket's slot on a cluster): entering a script costs Redis more than
+-- the three commands of a grant, and a bracket of 100 grants about ten.
 --
--- Reply: 1 if granted now, 0 if it already was.
+-- KEYS[i]  grant i's player rewards (hash: source -> "p|grant" pending or "c|grant"
+--          claimed)
+-- ARGV[1]  ttl in seconds
+-- ARGV[2i], ARGV[2i + 1]  grant i's source ("period/tier/bracket") and grant
+--
+-- Reply: one per grant, in order: 1 if granted now, 0 if it already was, or
+-- {"refused", error} when the server refused a command of that grant (WRONGTYPE on a
+-- key leaguekit did not write); the others go on. Not an error reply inside the
+-- array: a client may turn one into an error for the whole call (see update.lua).
 
-local granted = redis.call('HSETNX', KEYS[1], ARGV[1], 'p|' .. ARGV[2])
-if redis.call('TTL', KEYS[1]) < tonumber(ARGV[3]) then
-  redis.call('EXPIRE', KEYS[1], ARGV[3])
+local ttl = tonumber(ARGV[1])
+local kept = {}
+
+local function grant(i)
+  local key = KEYS[i]
+  local granted = redis.call('HSETNX', key, ARGV[2 * i], 'p|' .. ARGV[2 * i + 1])
+  -- A key's expiry is checked once a call, however many of its grants the call holds.
+  if not kept[key] then
+    if redis.call('TTL', key) < ttl then
+      redis.call('EXPIRE', key, ARGV[1])
+    end
+    kept[key] = true
+  end
+  return granted
 end
-return granted
+
+local reply = {}
+for i = 1, #KEYS do
+  local ok, answer = pcall(grant, i)
+  if ok then
+    reply[i] = answer
+  elseif type(answer) == 'table' and answer.err then
+    reply[i] = {'refused', answer.err}
+  else
+    reply[i] = {'refused', tostring(answer)}
+  end
+end
+return reply
