@@ -311,8 +311,15 @@ impl RolloverStore for RedisStore {
             )
             .await;
         // One player's bad data must not fail the others' grants: a grant's own error
-        // comes back in its place. A call that failed as a whole (the connection, not
-        // the data) fails each of its grants, and the rollover runs the step again.
+        // comes back in its place. A pipeline that failed as a whole (the connection,
+        // not the data) fails the step, which the rollover runs again: its grants are
+        // not blocked.
+        let mut answered = answered;
+        if let Some(at) = answered.iter().position(|(_, answer)| answer.is_err())
+            && let (_, Err(e)) = answered.swap_remove(at)
+        {
+            return Err(e);
+        }
         Ok(super::bulk::spread(
             grants.len(),
             answered,
