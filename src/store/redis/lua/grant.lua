@@ -23,7 +23,8 @@ local function grant(i)
   local granted = redis.call('HSETNX', key, ARGV[2 * i], 'p|' .. ARGV[2 * i + 1])
   -- A key's expiry is checked once a call, however many of its grants the call holds.
   if not kept[key] then
-    if redis.call('TTL', key) < ttl then
+    local left = redis.call('TTL', key)
+    if left < ttl then
       redis.call('EXPIRE', key, ARGV[1])
     end
     kept[key] = true
