@@ -323,13 +323,7 @@ pub(super) fn parse_enter(
     reply: Value,
     n: usize,
 ) -> Result<Vec<Result<Entered, StoreError>>, StoreError> {
-    let items = array(reply, "enter reply")?;
-    if items.len() != n {
-        return Err(protocol(format!(
-            "enter reply: {} answers for {n} entries",
-            items.len()
-        )));
-    }
+    let items = answers(reply, n, "enter reply")?;
     items
         .iter()
         .map(|item| {
@@ -384,13 +378,7 @@ pub(super) fn parse_record_states(
     reply: Value,
     n: usize,
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-    let items = array(reply, "record_state answers")?;
-    if items.len() != n {
-        return Err(protocol(format!(
-            "record_state: {} answers for {n} writes",
-            items.len()
-        )));
-    }
+    let items = answers(reply, n, "record_state answers")?;
     Ok(items
         .into_iter()
         .map(|item| match item {
@@ -425,13 +413,7 @@ pub(super) fn parse_snapshots(
     reply: Value,
     n: usize,
 ) -> Result<Vec<Result<PlayerSnapshot, StoreError>>, StoreError> {
-    let items = array(reply, "player snapshots")?;
-    if items.len() != n {
-        return Err(protocol(format!(
-            "snapshot: {} answers for {n} players",
-            items.len()
-        )));
-    }
+    let items = answers(reply, n, "player snapshots")?;
     Ok(items
         .into_iter()
         .map(|item| match item {

@@ -102,6 +102,19 @@ pub(super) fn array(v: Value, what: &str) -> Result<Vec<Value>, StoreError> {
     }
 }
 
+/// A batch script's reply: an array of exactly one answer per item (`n`), or an
+/// error naming the script (`what`) and both counts.
+pub(super) fn answers(v: Value, n: usize, what: &str) -> Result<Vec<Value>, StoreError> {
+    let items = array(v, what)?;
+    if items.len() != n {
+        return Err(protocol(format!(
+            "{what}: {} answers for {n} items",
+            items.len()
+        )));
+    }
+    Ok(items)
+}
+
 /// Field-value pairs from HGETALL: a flat array (RESP2) or a map (RESP3).
 pub(super) fn pairs(v: Value, what: &str) -> Result<Vec<(String, String)>, StoreError> {
     let raw: Vec<(Value, Value)> = match v {

@@ -292,7 +292,7 @@ impl RolloverStore for RedisStore {
         let reward_keys: Vec<String> = grants.iter().map(|(keys, _, _)| keys.rewards()).collect();
         let tags: Vec<&str> = reward_keys.iter().map(|k| hash_tag(k)).collect();
         // Each grant is written at most once (HSETNX), so any call may be sent again.
-        let answered = self
+        let mut answered = self
             .pipelined_items(
                 "grant",
                 &SCRIPTS.grant,
@@ -314,7 +314,6 @@ impl RolloverStore for RedisStore {
         // comes back in its place. A pipeline that failed as a whole (the connection,
         // not the data) fails the step, which the rollover runs again: its grants are
         // not blocked.
-        let mut answered = answered;
         if let Some(at) = answered.iter().position(|(_, answer)| answer.is_err())
             && let (_, Err(e)) = answered.swap_remove(at)
         {
@@ -488,13 +487,7 @@ pub(super) fn parse_rewards(reply: Value) -> Result<Vec<(String, String)>, Store
 /// grant.lua's answers, one per grant of the call: granted now or before, or the
 /// server's refusal of that grant.
 fn parse_grants(reply: Value, n: usize) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-    let items = array(reply, "grant answers")?;
-    if items.len() != n {
-        return Err(protocol(format!(
-            "grant: {} answers for {n} grants",
-            items.len()
-        )));
-    }
+    let items = answers(reply, n, "grant answers")?;
     items
         .into_iter()
         .map(|item| match item {
