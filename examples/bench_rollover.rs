@@ -6,16 +6,21 @@
 //!
 //! ```text
 //! redis-server --port 6390 --save '' --daemonize yes
-//! cargo run --release --example bench_rollover -- redis://127.0.0.1:6390/ [PLAYERS]
+//! cargo run --release --example bench_rollover -- redis://127.0.0.1:6390/ [PLAYERS] [--scheduler | --spawned]
 //! ```
+//!
+//! The rollover runs from `main` (as `leaguekit rollover` runs it); `--scheduler` runs
+//! it as a [`Scheduler`] does (its catch-up run at start), and `--spawned` inside a
+//! task spawned on the runtime's workers, as a game server calling
+//! [`League::rollover`] from its own task would.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::Duration;
 use leaguekit::{
-    BatchItem, League, ManualClock, RedisOptions, RedisStore, RolloverOptions, Season,
-    SubmitOptions,
+    BatchItem, League, ManualClock, RedisOptions, RedisStore, RolloverOptions, Scheduler,
+    SchedulerOptions, Season, SubmitOptions,
 };
 
 const SEASON: &str = r#"
@@ -48,7 +53,16 @@ rewards = [{ ranks = "1-10", grant = "chest" }]
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    let (flags, positional): (Vec<String>, Vec<String>) =
+        all.into_iter().partition(|a| a.starts_with("--"));
+    let how = match flags.as_slice() {
+        [] => "main",
+        [f] if f == "--scheduler" => "scheduler",
+        [f] if f == "--spawned" => "spawned",
+        other => return Err(format!("unknown flags {other:?}: --scheduler or --spawned").into()),
+    };
+    let mut args = positional.into_iter();
     let url = args
         .next()
         .or_else(|| std::env::var("LEAGUEKIT_REDIS").ok())
@@ -91,9 +105,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("filled in {:.1?}", t.elapsed());
     clock.set(start + Duration::days(1) + Duration::seconds(6));
     let t = Instant::now();
-    let report = league.rollover(None, RolloverOptions::default()).await?;
-    let took = t.elapsed();
-    println!("rolled over in {took:.2?}");
+    let (report, took) = match how {
+        "scheduler" => {
+            let (scheduler, report) =
+                Scheduler::start(league.clone(), SchedulerOptions::default()).await?;
+            let took = t.elapsed();
+            scheduler.shutdown().await?;
+            (report, took)
+        }
+        "spawned" => {
+            let l = league.clone();
+            let run =
+                tokio::spawn(async move { l.rollover(None, RolloverOptions::default()).await });
+            (run.await??, t.elapsed())
+        }
+        _ => (
+            league.rollover(None, RolloverOptions::default()).await?,
+            t.elapsed(),
+        ),
+    };
+    println!("rolled over in {took:.2?} ({how})");
     let closed = report.closed.first().ok_or("nothing closed")?;
     assert_eq!(
         closed.totals.players as usize, players,

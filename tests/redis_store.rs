@@ -1501,6 +1501,124 @@ async fn odd_outcomes_round_trip_on_both_stores() {
     check(common::cluster_store().await, "cluster").await;
 }
 
+/// The rollover's two steps of a bracket, on both stores (and the cluster): the claim
+/// with the frozen board, then the outcomes with the done mark. Refused before its
+/// time, a claim writes nothing (no lease, no freeze); the lease keeps other owners
+/// out and its own owner may claim again; a frozen bracket takes no entry; the
+/// outcomes and the tally are recorded once, and a finished bracket answers its
+/// tally to every claim. On Redis the bracket's keys then carry the retention and
+/// the lease is gone.
+#[tokio::test]
+async fn claim_and_freeze_then_finish_with_outcomes_on_both_stores() {
+    use leaguekit::store::{FrozenClaim, Now};
+    async fn check<S: leaguekit::store::Store>(store: &S, what: &str) -> Keys {
+        let keys = Keys::new(&unique_prefix("twostep"), "s");
+        let bracket = keys.bracket(1, "bronze", 1);
+        for p in ["c", "a", "b"] {
+            store
+                .enter(&bracket, p, 10, None, 3600)
+                .await
+                .expect("enter");
+        }
+        let early = store
+            .claim_and_freeze(
+                &bracket,
+                "x",
+                15_000,
+                CloseCheck::new(Now::At(1_000), 3_000),
+            )
+            .await;
+        assert!(
+            matches!(
+                early,
+                Err(StoreError::Time(leaguekit::error::TimeRefusal::NotYet {
+                    wait_ms: 2_000
+                }))
+            ),
+            "{what}: {early:?}"
+        );
+        // Not frozen, and no lease taken: another entry goes in, another owner claims.
+        store
+            .enter(&bracket, "d", 10, None, 3600)
+            .await
+            .expect("enter after a refused claim");
+        let board: Vec<(String, u64)> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|p| ((*p).to_owned(), 0))
+            .collect();
+        let claim = |owner: &'static str| {
+            store.claim_and_freeze(&bracket, owner, 15_000, CloseCheck::unbounded())
+        };
+        assert_eq!(
+            claim("o").await.expect("claim"),
+            FrozenClaim::Mine(board.clone()),
+            "{what}"
+        );
+        assert_eq!(
+            claim("p").await.expect("claim"),
+            FrozenClaim::Busy,
+            "{what}"
+        );
+        assert_eq!(
+            claim("o").await.expect("claim again"),
+            FrozenClaim::Mine(board.clone()),
+            "{what}"
+        );
+        let late = store.enter(&bracket, "e", 10, None, 3600).await;
+        assert!(
+            matches!(late, Err(StoreError::PeriodClosed)),
+            "{what}: {late:?}"
+        );
+        let outcomes: Vec<(String, String)> = board
+            .iter()
+            .map(|(p, _)| (p.clone(), format!("{p}|stay")))
+            .collect();
+        store
+            .finish_with_outcomes(&bracket, &outcomes, 3600, "tally")
+            .await
+            .expect("finish");
+        assert_eq!(
+            claim("p").await.expect("claim"),
+            FrozenClaim::Done("tally".into()),
+            "{what}"
+        );
+        // Once: a second finish (another process, a retry) changes nothing.
+        store
+            .finish_with_outcomes(&bracket, &[("a".into(), "changed".into())], 3600, "other")
+            .await
+            .expect("finish again");
+        let mut all = store.outcomes(&bracket).await.expect("outcomes");
+        all.sort();
+        assert_eq!(all, outcomes, "{what}");
+        assert_eq!(
+            claim("o").await.expect("claim"),
+            FrozenClaim::Done("tally".into()),
+            "{what}"
+        );
+        keys
+    }
+    check(&leaguekit::MemoryStore::new(), "memory").await;
+    check(&common::cluster_store().await, "cluster").await;
+    let keys = check(&redis_store().await, "redis").await;
+    let bracket = keys.bracket(1, "bronze", 1);
+    let mut con = raw_connection().await;
+    for key in [
+        &bracket.board,
+        &bracket.profiles,
+        &bracket.meta,
+        &bracket.outcomes,
+    ] {
+        let ttl = pttl(&mut con, key).await;
+        // The profiles key was never written (no profiles entered): nothing to expire.
+        if key == &bracket.profiles {
+            assert_eq!(ttl, -2, "{key}");
+        } else {
+            assert!(3_500_000 < ttl && ttl <= 3_600_000, "{key}: {ttl} ms");
+        }
+    }
+    assert_eq!(pttl(&mut con, &bracket.lease).await, -2, "lease released");
+}
+
 /// Recording the outcomes of a bracket of 10,000 players (the largest
 /// `brackets.size` a season allows: 20,001 script arguments, far beyond what Lua's
 /// `unpack` takes at once) records every outcome, once; and the closed keys carry the

@@ -33,8 +33,19 @@ demote = 1
     Season::from_toml(&text, "sched.toml").expect("season")
 }
 
+// The scheduler runs its rollovers on a thread of their own on a multi-threaded
+// runtime, and in place on a current-thread one: both catch up alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_catches_up_every_missed_period() {
+    catch_up().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn start_catches_up_on_a_current_thread_runtime() {
+    catch_up().await;
+}
+
+async fn catch_up() {
     let at: DateTime<Utc> = "2026-01-05T12:00:00Z".parse().expect("time");
     let clock = ManualClock::new(at);
     let league = Arc::new(League::with_clock(

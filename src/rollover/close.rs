@@ -1,6 +1,7 @@
-//! Closing brackets and periods: a lease, freeze-and-read in one step, the outcomes
-//! recorded once, grants (a failed one blocked, not the bracket), the bracket marked
-//! done; and the on-the-spot close of one bracket when a returning player needs it.
+//! Closing brackets and periods: a lease and the frozen board in one step, grants (a
+//! failed one blocked, not the bracket), then the outcomes recorded once with the
+//! bracket's done mark; and the on-the-spot close of one bracket when a returning
+//! player needs it.
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use crate::league::League;
 use crate::ranking::MAX_TOP;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::BracketKeys;
-use crate::store::{BlockedGrant, BracketClaim, CloseCheck, Store};
+use crate::store::{BlockedGrant, CloseCheck, FrozenClaim, Store};
 use outcome::{Outcome, Tally};
 
 use super::*;
@@ -145,19 +146,20 @@ impl<S: Store> League<S> {
         let bk = self.keys().bracket(period, tier, bracket);
         let lease = u64::try_from(LEASE.as_millis()).unwrap_or(u64::MAX);
         let check = self.close_check(period)?;
-        match self.store().claim_bracket(&bk, owner, lease, check).await? {
-            BracketClaim::Done(summary) => return Ok(Some(tally_from_string(&summary)?)),
-            BracketClaim::Busy => return Ok(None),
-            BracketClaim::Mine => {}
-        }
-        let board = self.store().freeze(&bk, check).await?;
+        // The lease and the frozen board in one step; the outcomes are recorded with
+        // the done mark, after the grants: a process killed in between leaves the
+        // bracket unfinished, and the next run freezes the same board, finds the same
+        // outcomes and grants nothing twice.
+        let board = match self
+            .store()
+            .claim_and_freeze(&bk, owner, lease, check)
+            .await?
+        {
+            FrozenClaim::Done(summary) => return Ok(Some(tally_from_string(&summary)?)),
+            FrozenClaim::Busy => return Ok(None),
+            FrozenClaim::Mine(board) => board,
+        };
         let outcomes = outcome::bracket_outcomes(self.season(), tier_index, &board);
-        let encoded: Vec<(String, String)> = outcomes
-            .iter()
-            .map(|o| (o.player.clone(), outcome::encode(o)))
-            .collect();
-        let ttl = self.ttl_secs(period);
-        self.store().record_outcomes(&bk, &encoded, ttl).await?;
         let source = format!("{period}/{tier}/{bracket}");
         let grants: Vec<_> = outcomes
             .iter()
@@ -201,8 +203,17 @@ impl<S: Store> League<S> {
         for o in &outcomes {
             tally.add(o);
         }
+        let encoded: Vec<(String, String)> = outcomes
+            .iter()
+            .map(|o| (o.player.clone(), outcome::encode(o)))
+            .collect();
         self.store()
-            .finish_bracket(&bk, &tally_to_string(&tally))
+            .finish_with_outcomes(
+                &bk,
+                &encoded,
+                self.ttl_secs(period),
+                &tally_to_string(&tally),
+            )
             .await?;
         crate::metrics::bracket_closed(tier);
         Ok(Some(tally))

@@ -183,6 +183,13 @@ impl<S: Store> League<S> {
     /// from many processes at once and to re-run after a crash.
     ///
     /// Each run first retries the rewards earlier runs could not grant.
+    ///
+    /// A rollover closes many brackets at once inside the calling task. On a
+    /// multi-threaded runtime, call it from `main` or from a thread of its own (as
+    /// [`crate::Scheduler`] does: `spawn_blocking` and `Handle::block_on`) rather than
+    /// from a task spawned on the workers, where it competes with the Redis
+    /// connection's own tasks: at 1,000,000 players on 2 cores a spawned task took
+    /// about 1.5 times as long (`bench_rollover --spawned`; see the README).
     #[instrument(skip(self, options), fields(dry_run = options.dry_run), err(level = "debug"))]
     pub async fn rollover(
         &self,

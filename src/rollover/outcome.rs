@@ -283,18 +283,24 @@ pub fn after_skipped(season: &Season, tier: usize, skipped: u64) -> usize {
 /// Encodes an outcome (without the player) for storage: `rank|score|idle|outcome|next|+reward`.
 /// Tier names cannot contain `|`; a grant may, so it goes last and is taken whole.
 pub fn encode(o: &Outcome) -> String {
-    format!(
-        "{}|{}|{}|{}|{}|{}",
+    use std::fmt::Write as _;
+    let reward = o.reward.as_deref();
+    let mut out = String::with_capacity(32 + o.next_tier.len() + reward.map_or(0, |r| r.len() + 1));
+    // Writing to a String cannot fail.
+    let _ = write!(
+        out,
+        "{}|{}|{}|{}|{}|",
         o.rank,
         o.score,
         u8::from(o.idle),
         o.outcome.as_str(),
         o.next_tier,
-        o.reward
-            .as_deref()
-            .map(|r| format!("+{r}"))
-            .unwrap_or_default()
-    )
+    );
+    if let Some(r) = reward {
+        out.push('+');
+        out.push_str(r);
+    }
+    out
 }
 
 /// Decodes [`encode`]'s output for `player`.

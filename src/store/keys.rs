@@ -224,9 +224,10 @@ pub struct BracketKeys {
     pub board: String,
     /// Hash: player id → cached profile (JSON).
     pub profiles: String,
-    /// Hash: bracket markers (`closed`, `recorded`, `done`).
+    /// Hash: bracket markers (`closed`, `done` with the bracket's tally).
     pub meta: String,
-    /// Hash: player id → encoded outcome, once the bracket is closed.
+    /// String: every player's encoded outcome, once the bracket is closed (see
+    /// `store/redis/outcomes.rs`).
     pub outcomes: String,
     /// String: the rollover lease (which process is closing the bracket).
     pub lease: String,

@@ -389,6 +389,28 @@ pub trait RolloverStore: Send + Sync + 'static {
         check: CloseCheck,
     ) -> impl Future<Output = Result<Vec<(String, u64)>, StoreError>> + Send;
 
+    /// [`RolloverStore::claim_bracket`] and, when the claim is `owner`'s,
+    /// [`RolloverStore::freeze`]: the first step of closing a bracket. The default runs
+    /// the two in turn; a store may do both in one step (Redis: one script, one round
+    /// trip instead of two).
+    fn claim_and_freeze(
+        &self,
+        bracket: &BracketKeys,
+        owner: &str,
+        lease_ms: u64,
+        check: CloseCheck,
+    ) -> impl Future<Output = Result<FrozenClaim, StoreError>> + Send {
+        async move {
+            Ok(
+                match self.claim_bracket(bracket, owner, lease_ms, check).await? {
+                    BracketClaim::Done(tally) => FrozenClaim::Done(tally),
+                    BracketClaim::Busy => FrozenClaim::Busy,
+                    BracketClaim::Mine => FrozenClaim::Mine(self.freeze(bracket, check).await?),
+                },
+            )
+        }
+    }
+
     /// Records the bracket's outcomes (`player → encoded outcome`) unless already
     /// recorded, and sets every bracket key to expire in `ttl_secs` seconds.
     fn record_outcomes(
@@ -437,6 +459,23 @@ pub trait RolloverStore: Send + Sync + 'static {
         bracket: &BracketKeys,
         tally: &str,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// [`RolloverStore::record_outcomes`] and then [`RolloverStore::finish_bracket`]:
+    /// the last step of closing a bracket, after its grants. The default runs the two
+    /// in turn; a store may do both in one step (Redis: one script, one round trip).
+    /// Idempotent.
+    fn finish_with_outcomes(
+        &self,
+        bracket: &BracketKeys,
+        outcomes: &[(String, String)],
+        ttl_secs: u64,
+        tally: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            self.record_outcomes(bracket, outcomes, ttl_secs).await?;
+            self.finish_bracket(bracket, tally).await
+        }
+    }
 
     /// One player's encoded outcome in a closed bracket.
     fn outcome(

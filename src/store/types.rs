@@ -462,6 +462,20 @@ pub enum BracketClaim {
     Busy,
 }
 
+/// A bracket claimed and, when it is this process's to close, frozen
+/// ([`crate::store::RolloverStore::claim_and_freeze`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FrozenClaim {
+    /// The bracket is closed and its rewards granted; its tally is attached.
+    Done(String),
+    /// This process holds the lease and has frozen the bracket: its whole board, best
+    /// first, as `(player, packed)`.
+    Mine(Vec<(String, u64)>),
+    /// Another process holds the lease; come back later.
+    Busy,
+}
+
 /// A reward whose grant failed (for example, the player's rewards key holds data
 /// leaguekit did not write). The rest of its period is closed; every rollover retries it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -1,5 +1,5 @@
 //! How a closed bracket's outcomes are kept on Redis: one string per bracket
-//! (`record_outcomes.lua` sets it once, `outcome.lua` finds one player's entry in it).
+//! (`finish_bracket.lua` sets it once, `outcome.lua` finds one player's entry in it).
 //!
 //! The format: for each player, byte 30 (record separator), the player id, byte 31
 //! (unit separator), the encoded outcome ([`crate::rollover::outcome`]'s format).
@@ -23,14 +23,19 @@ const ESC: char = '\x1b';
 
 /// `text` with escape, record and unit separators escaped (see the module's doc).
 pub(super) fn escape_into(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            ESC => out.push_str("\x1b0"),
-            RS => out.push_str("\x1b1"),
-            US => out.push_str("\x1b2"),
-            c => out.push(c),
-        }
+    // The three are ASCII, so they are found byte by byte, and the text between them
+    // is copied whole (a char at a time was 4% of the rollover's client time).
+    let mut rest = text;
+    while let Some(at) = rest.find([ESC, RS, US]) {
+        out.push_str(&rest[..at]);
+        out.push_str(match rest.as_bytes()[at] {
+            0x1b => "\x1b0",
+            0x1e => "\x1b1",
+            _ => "\x1b2",
+        });
+        rest = &rest[at + 1..];
     }
+    out.push_str(rest);
 }
 
 /// The inverse of [`escape_into`]; `None` for text [`escape_into`] cannot produce.
@@ -55,7 +60,7 @@ pub(super) fn unescape(text: &str) -> Option<String> {
     Some(out)
 }
 
-/// The string `record_outcomes.lua` keeps for `outcomes` (`(player, outcome)`).
+/// The string `finish_bracket.lua` keeps for `outcomes` (`(player, outcome)`).
 pub(super) fn encode(outcomes: &[(String, String)]) -> String {
     let len: usize = outcomes.iter().map(|(p, o)| p.len() + o.len() + 2).sum();
     let mut out = String::with_capacity(len);

@@ -9,7 +9,7 @@
 //!    safe without comparing the page with the board because every write that changes
 //!    what a page shows deletes the page cache in its own atomic step, and the page
 //!    cache never outlives the board (its expiry is capped at the board's, see
-//!    `open_page.lua` and `record_outcomes.lua`).
+//!    `open_page.lua` and `finish_bracket.lua`).
 //! 2. **A build** is one `MULTI`: `open_page.lua` (the count, and a claim on the
 //!    page), `ZRANGE … WITHSCORES` and `HSCAN` of the profile cache, which a small
 //!    hash answers whole in one call. The client assembles the page. A large profile

@@ -192,32 +192,16 @@ impl RolloverStore for RedisStore {
         lease_ms: u64,
         check: CloseCheck,
     ) -> Result<BracketClaim, StoreError> {
-        let mut inv = SCRIPTS.claim_bracket.prepare_invoke();
-        inv.key(&bracket.meta)
-            .key(&bracket.lease)
-            .arg(owner)
-            .arg(lease_ms.max(1))
-            .arg(now_arg(check.now))
-            .arg(check.closes_ms);
-        // Renewing one's own lease is harmless, so a retry is safe.
-        let items = array(
-            self.invoke("claim_bracket", Retry::Idempotent, &inv)
-                .await?,
-            "claim_bracket reply",
-        )?;
-        if let Some(why) = time_refusal(&items)? {
-            return Err(StoreError::Time(why));
-        }
-        match items.as_slice() {
-            [status, tally] if text(status, "claim status")? == "done" => {
-                Ok(BracketClaim::Done(text(tally, "bracket tally")?.to_owned()))
-            }
-            [status] => match text(status, "claim status")? {
-                "mine" => Ok(BracketClaim::Mine),
-                "busy" => Ok(BracketClaim::Busy),
-                other => Err(protocol(format!("unknown claim status {other:?}"))),
-            },
-            other => Err(protocol(format!("claim_bracket: {} items", other.len()))),
+        match self
+            .claim(bracket, owner, lease_ms, check, Claiming::Claim)
+            .await?
+        {
+            Claimed::Done(tally) => Ok(BracketClaim::Done(tally)),
+            Claimed::Busy => Ok(BracketClaim::Busy),
+            Claimed::Mine(None) => Ok(BracketClaim::Mine),
+            Claimed::Mine(Some(_)) | Claimed::Frozen(_) => Err(protocol(
+                "claim_bracket: a board where only a claim was asked",
+            )),
         }
     }
 
@@ -226,39 +210,30 @@ impl RolloverStore for RedisStore {
         bracket: &BracketKeys,
         check: CloseCheck,
     ) -> Result<Vec<(String, u64)>, StoreError> {
-        let mut inv = SCRIPTS.freeze.prepare_invoke();
-        inv.key(&bracket.board)
-            .key(&bracket.meta)
-            .arg(now_arg(check.now))
-            .arg(check.closes_ms);
-        let items = array(
-            self.invoke("freeze", Retry::Idempotent, &inv).await?,
-            "freeze reply",
-        )?;
-        if let Some(why) = time_refusal(&items)? {
-            return Err(StoreError::Time(why));
+        match self.claim(bracket, "", 1, check, Claiming::Freeze).await? {
+            Claimed::Frozen(board) => Ok(board),
+            _ => Err(protocol("freeze: no \"ok\" and a board")),
         }
-        // The board comes as one string, player and score alternating, joined by byte
-        // 31 (see freeze.lua).
-        let board = match items.as_slice() {
-            [status, board] if text(status, "freeze status")? == "ok" => {
-                text(board, "frozen board")?
+    }
+
+    async fn claim_and_freeze(
+        &self,
+        bracket: &BracketKeys,
+        owner: &str,
+        lease_ms: u64,
+        check: CloseCheck,
+    ) -> Result<FrozenClaim, StoreError> {
+        match self
+            .claim(bracket, owner, lease_ms, check, Claiming::Both)
+            .await?
+        {
+            Claimed::Done(tally) => Ok(FrozenClaim::Done(tally)),
+            Claimed::Busy => Ok(FrozenClaim::Busy),
+            Claimed::Mine(Some(board)) => Ok(FrozenClaim::Mine(board)),
+            Claimed::Mine(None) | Claimed::Frozen(_) => {
+                Err(protocol("claim_and_freeze: a claim without its board"))
             }
-            [_, _] => return Err(protocol("freeze: 2 items, not \"ok\" and a board")),
-            other => return Err(protocol(format!("freeze: {} items", other.len()))),
-        };
-        if board.is_empty() {
-            return Ok(Vec::new());
         }
-        let mut fields = board.split('\x1f');
-        let mut entries = Vec::with_capacity(board.bytes().filter(|&b| b == 0x1f).count() / 2 + 1);
-        while let Some(player) = fields.next() {
-            let Some(score) = fields.next() else {
-                return Err(protocol("freeze: odd number of board items"));
-            };
-            entries.push((player.to_owned(), packed_from_text(score, "board score")?));
-        }
-        Ok(entries)
     }
 
     async fn record_outcomes(
@@ -267,17 +242,8 @@ impl RolloverStore for RedisStore {
         outcomes: &[(String, String)],
         ttl_secs: u64,
     ) -> Result<(), StoreError> {
-        let mut inv = SCRIPTS.record_outcomes.prepare_invoke();
-        inv.key(&bracket.board)
-            .key(&bracket.profiles)
-            .key(&bracket.meta)
-            .key(&bracket.outcomes)
-            .key(&bracket.pages)
-            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS))
-            .arg(super::outcomes::encode(outcomes));
-        self.invoke("record_outcomes", Retry::Idempotent, &inv)
-            .await?;
-        Ok(())
+        self.finish(bracket, Finishing::Record { outcomes, ttl_secs })
+            .await
     }
 
     async fn grant(
@@ -387,11 +353,25 @@ impl RolloverStore for RedisStore {
     }
 
     async fn finish_bracket(&self, bracket: &BracketKeys, tally: &str) -> Result<(), StoreError> {
-        let mut inv = SCRIPTS.finish_bracket.prepare_invoke();
-        inv.key(&bracket.meta).key(&bracket.lease).arg(tally);
-        self.invoke("finish_bracket", Retry::Idempotent, &inv)
-            .await?;
-        Ok(())
+        self.finish(bracket, Finishing::Finish { tally }).await
+    }
+
+    async fn finish_with_outcomes(
+        &self,
+        bracket: &BracketKeys,
+        outcomes: &[(String, String)],
+        ttl_secs: u64,
+        tally: &str,
+    ) -> Result<(), StoreError> {
+        self.finish(
+            bracket,
+            Finishing::Both {
+                outcomes,
+                ttl_secs,
+                tally,
+            },
+        )
+        .await
     }
 
     async fn outcome(
@@ -501,4 +481,145 @@ fn parse_grants(reply: Value, n: usize) -> Result<Vec<Result<(), StoreError>>, S
             other => Err(protocol(format!("grant: unexpected answer {other:?}"))),
         })
         .collect()
+}
+
+/// What a `claim_bracket.lua` call does.
+#[derive(Clone, Copy)]
+enum Claiming {
+    Claim,
+    Freeze,
+    Both,
+}
+
+/// A `claim_bracket.lua` answer other than a time refusal.
+enum Claimed {
+    Done(String),
+    Busy,
+    /// The lease is the caller's; with the board when it was frozen too.
+    Mine(Option<Vec<(String, u64)>>),
+    /// Frozen without a claim.
+    Frozen(Vec<(String, u64)>),
+}
+
+/// What a `finish_bracket.lua` call does.
+enum Finishing<'a> {
+    Record {
+        outcomes: &'a [(String, String)],
+        ttl_secs: u64,
+    },
+    Finish {
+        tally: &'a str,
+    },
+    Both {
+        outcomes: &'a [(String, String)],
+        ttl_secs: u64,
+        tally: &'a str,
+    },
+}
+
+impl RedisStore {
+    /// Runs `claim_bracket.lua` (a claim, a freeze or both) and reads its answer.
+    async fn claim(
+        &self,
+        bracket: &BracketKeys,
+        owner: &str,
+        lease_ms: u64,
+        check: CloseCheck,
+        what: Claiming,
+    ) -> Result<Claimed, StoreError> {
+        let (mode, op) = match what {
+            Claiming::Claim => ("claim", "claim_bracket"),
+            Claiming::Freeze => ("freeze", "freeze"),
+            Claiming::Both => ("both", "claim_and_freeze"),
+        };
+        let mut inv = SCRIPTS.claim_bracket.prepare_invoke();
+        inv.key(&bracket.meta)
+            .key(&bracket.lease)
+            .key(&bracket.board)
+            .arg(owner)
+            .arg(lease_ms.max(1))
+            .arg(now_arg(check.now))
+            .arg(check.closes_ms)
+            .arg(mode);
+        // Renewing one's own lease is harmless and a freeze only marks what is marked,
+        // so a retry is safe.
+        let items = array(
+            self.invoke(op, Retry::Idempotent, &inv).await?,
+            "claim_bracket reply",
+        )?;
+        if let Some(why) = time_refusal(&items)? {
+            return Err(StoreError::Time(why));
+        }
+        match items.as_slice() {
+            [status, rest] => match text(status, "claim status")? {
+                "done" => Ok(Claimed::Done(text(rest, "bracket tally")?.to_owned())),
+                "mine" => Ok(Claimed::Mine(Some(board_from_text(text(
+                    rest,
+                    "frozen board",
+                )?)?))),
+                "ok" => Ok(Claimed::Frozen(board_from_text(text(
+                    rest,
+                    "frozen board",
+                )?)?)),
+                other => Err(protocol(format!("unknown claim status {other:?}"))),
+            },
+            [status] => match text(status, "claim status")? {
+                "mine" => Ok(Claimed::Mine(None)),
+                "busy" => Ok(Claimed::Busy),
+                other => Err(protocol(format!("unknown claim status {other:?}"))),
+            },
+            other => Err(protocol(format!("claim_bracket: {} items", other.len()))),
+        }
+    }
+
+    /// Runs `finish_bracket.lua`: records outcomes, marks the bracket done, or both.
+    async fn finish(&self, bracket: &BracketKeys, what: Finishing<'_>) -> Result<(), StoreError> {
+        let (mode, op, outcomes, ttl_secs, tally) = match what {
+            Finishing::Record { outcomes, ttl_secs } => {
+                ("record", "record_outcomes", Some(outcomes), ttl_secs, "")
+            }
+            Finishing::Finish { tally } => ("finish", "finish_bracket", None, 1, tally),
+            Finishing::Both {
+                outcomes,
+                ttl_secs,
+                tally,
+            } => (
+                "both",
+                "finish_with_outcomes",
+                Some(outcomes),
+                ttl_secs,
+                tally,
+            ),
+        };
+        let mut inv = SCRIPTS.finish_bracket.prepare_invoke();
+        inv.key(&bracket.meta)
+            .key(&bracket.lease)
+            .key(&bracket.board)
+            .key(&bracket.profiles)
+            .key(&bracket.outcomes)
+            .key(&bracket.pages)
+            .arg(mode)
+            .arg(tally)
+            .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS))
+            .arg(outcomes.map(super::outcomes::encode).unwrap_or_default());
+        self.invoke(op, Retry::Idempotent, &inv).await?;
+        Ok(())
+    }
+}
+
+/// A frozen board as `claim_bracket.lua` answers it: one string, player and score
+/// alternating, joined by byte 31.
+fn board_from_text(board: &str) -> Result<Vec<(String, u64)>, StoreError> {
+    if board.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut fields = board.split('\x1f');
+    let mut entries = Vec::with_capacity(board.bytes().filter(|&b| b == 0x1f).count() / 2 + 1);
+    while let Some(player) = fields.next() {
+        let Some(score) = fields.next() else {
+            return Err(protocol("freeze: odd number of board items"));
+        };
+        entries.push((player.to_owned(), packed_from_text(score, "board score")?));
+    }
+    Ok(entries)
 }

@@ -1,12 +1,50 @@
--- finish_bracket.lua: mark a bracket done (outcomes recorded, rewards granted)
--- with its tally, and release the lease.
+-- finish_bracket.lua: record a closed bracket's outcomes once and let every key of
+-- the bracket expire after the season's retention; and mark the bracket done
+-- (outcomes recorded, rewards granted) with its tally, releasing the lease. The
+-- rollover does both in one call ("both"), after the grants: a process killed before
+-- it leaves the bracket unfinished, and the next run freezes the same board, finds
+-- the same outcomes and grants nothing twice.
 --
--- KEYS[1]  bracket meta (hash: "done" = tally)
--- KEYS[2]  bracket lease
--- ARGV[1]  tally
+-- The outcomes are one string (see src/store/redis/outcomes.rs for its format), set
+-- only if none is there: the first recorded outcomes stay. One string, not a hash of
+-- a field per player: HSET of 100 new fields into a listpack scans it once per field
+-- (about 54 us of Redis for 100 players), where SET of one value costs well under a
+-- microsecond.
+--
+-- KEYS[1]  bracket meta (hash: "closed", "done" = tally)
+-- KEYS[2]  bracket lease (not given an expiry here: it keeps its own short one, so a
+--          process killed before the bracket is done does not block it for the whole
+--          retention)
+-- KEYS[3]  board, KEYS[4] cached profiles, KEYS[5] outcomes (string)
+-- KEYS[6]  the page cache, whose expiry is only ever shortened here: kept pages are
+--          read without looking at the board, so they must not outlive it (see
+--          open_page.lua), nor be kept any longer than their own keep time
+-- ARGV[1]  "record" (the outcomes only), "finish" (the done mark only) or "both"
+-- ARGV[2]  the tally ("finish", "both")
+-- ARGV[3]  time to live, seconds ("record", "both")
+-- ARGV[4]  the outcomes, encoded ("record", "both")
 --
 -- Reply: 1
 
-redis.call('HSETNX', KEYS[1], 'done', ARGV[1])
-redis.call('DEL', KEYS[2])
+local mode = ARGV[1]
+if mode ~= 'finish' then
+  redis.call('SET', KEYS[5], ARGV[4], 'NX')
+  -- The mark keeps the meta there to expire below, whatever came before, so the
+  -- done mark never lands on a meta without an expiry.
+  redis.call('HSETNX', KEYS[1], 'closed', '1')
+end
+if mode ~= 'record' then
+  redis.call('HSETNX', KEYS[1], 'done', ARGV[2])
+  redis.call('DEL', KEYS[2])
+end
+if mode ~= 'finish' then
+  redis.call('EXPIRE', KEYS[1], ARGV[3])
+  for i = 3, 5 do
+    redis.call('EXPIRE', KEYS[i], ARGV[3])
+  end
+  local left = redis.call('PTTL', KEYS[6])
+  if left == -1 or left > tonumber(ARGV[3]) * 1000 then
+    redis.call('EXPIRE', KEYS[6], ARGV[3])
+  end
+end
 return 1

@@ -15,17 +15,18 @@
 -- key leaguekit did not write); the others go on. Not an error reply inside the
 -- array: a client may turn one into an error for the whole call (see update.lua).
 
-local ttl = tonumber(ARGV[1])
 local kept = {}
 
 local function grant(i)
   local key = KEYS[i]
   local granted = redis.call('HSETNX', key, ARGV[2 * i], 'p|' .. ARGV[2 * i + 1])
-  -- A key's expiry is checked once a call, however many of its grants the call holds.
+  -- A key's expiry is checked once a call, however many of its grants the call holds:
+  -- set where there was none (NX: a new key, one command), else raised to ttl where
+  -- it was shorter (GT).
   if not kept[key] then
-    local left = redis.call('TTL', key)
-    if left < ttl then
-      redis.call('EXPIRE', key, ARGV[1])
+    local set = redis.call('EXPIRE', key, ARGV[1], 'NX')
+    if set == 0 then
+      redis.call('EXPIRE', key, ARGV[1], 'GT')
     end
     kept[key] = true
   end

@@ -12,7 +12,7 @@
 --
 -- Kept pages are read with a plain HGET, which cannot compare a page with its board,
 -- so the page cache never outlives the board: its expiry is the keep time or the
--- board's, whichever comes first (record_outcomes.lua, which sets the board's
+-- board's, whichever comes first (finish_bracket.lua, which sets the board's
 -- retention, shortens it again if need be).
 --
 -- KEYS[1]  bracket board (zset)
