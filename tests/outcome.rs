@@ -177,5 +177,22 @@ fn encoding_round_trips() {
             &leaguekit::rollover::outcome::encode(&o),
         );
         assert_eq!(back.as_ref(), Some(&o));
+        // The stored form, which records written by earlier versions share; appended
+        // to what the buffer holds.
+        let mut buf = String::from("x");
+        leaguekit::rollover::outcome::encode_into(&mut buf, &o);
+        let reward = o.reward.as_ref().map(|r| format!("+{r}"));
+        assert_eq!(
+            buf,
+            format!(
+                "x{}|{}|{}|{}|{}|{}",
+                o.rank,
+                o.score,
+                u8::from(o.idle),
+                o.outcome.as_str(),
+                o.next_tier,
+                reward.unwrap_or_default()
+            )
+        );
     }
 }

@@ -97,6 +97,11 @@ fn pinned<S: Store>(season: Season, store: S) -> League<S> {
     League::with_clock(season, store, std::sync::Arc::new(clock))
 }
 
+/// `(player, outcome)` pairs as the rollover store methods take them.
+fn pairs(v: &[(String, String)]) -> Vec<(&str, &str)> {
+    v.iter().map(|(p, o)| (p.as_str(), o.as_str())).collect()
+}
+
 /// Scores near 2^53 (packed values far above 1e14, where Lua's `%.14g` would lose
 /// digits) come back exactly, in the right order, from every read.
 #[tokio::test]
@@ -1463,7 +1468,7 @@ async fn odd_outcomes_round_trip_on_both_stores() {
             ("ünï 🎁".into(), "2|0|1|stay|bronze|+\u{1b}1".into()),
         ];
         store
-            .record_outcomes(&bracket, &outcomes, 3600)
+            .record_outcomes(&bracket, &pairs(&outcomes), 3600)
             .await
             .expect("record");
         for (player, outcome) in &outcomes {
@@ -1574,7 +1579,7 @@ async fn claim_and_freeze_then_finish_with_outcomes_on_both_stores() {
             .map(|(p, _)| (p.clone(), format!("{p}|stay")))
             .collect();
         store
-            .finish_with_outcomes(&bracket, &outcomes, 3600, "tally")
+            .finish_with_outcomes(&bracket, &pairs(&outcomes), 3600, "tally")
             .await
             .expect("finish");
         assert_eq!(
@@ -1584,7 +1589,7 @@ async fn claim_and_freeze_then_finish_with_outcomes_on_both_stores() {
         );
         // Once: a second finish (another process, a retry) changes nothing.
         store
-            .finish_with_outcomes(&bracket, &[("a".into(), "changed".into())], 3600, "other")
+            .finish_with_outcomes(&bracket, &[("a", "changed")], 3600, "other")
             .await
             .expect("finish again");
         let mut all = store.outcomes(&bracket).await.expect("outcomes");
@@ -1651,7 +1656,7 @@ async fn record_outcomes_of_ten_thousand_players_and_their_ttls() {
         .collect();
     let week = 7 * 86_400;
     store
-        .record_outcomes(&bracket, &outcomes, week)
+        .record_outcomes(&bracket, &pairs(&outcomes), week)
         .await
         .expect("record");
     let mut got = store.outcomes(&bracket).await.expect("outcomes");
@@ -1664,7 +1669,7 @@ async fn record_outcomes_of_ten_thousand_players_and_their_ttls() {
     // Recorded once: a second recording (another process, a retry) changes nothing.
     let other: Vec<(String, String)> = vec![("p00001".into(), "changed".into())];
     store
-        .record_outcomes(&bracket, &other, week)
+        .record_outcomes(&bracket, &pairs(&other), week)
         .await
         .expect("record again");
     assert_eq!(
@@ -1940,7 +1945,7 @@ async fn rollover_replies_are_the_same_over_resp3() {
             ("y".to_owned(), "o2".to_owned()),
         ];
         store
-            .record_outcomes(&bracket, &outcomes, 3600)
+            .record_outcomes(&bracket, &pairs(&outcomes), 3600)
             .await
             .expect("record");
         let mut all = store.outcomes(&bracket).await.expect("outcomes");

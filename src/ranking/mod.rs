@@ -11,9 +11,11 @@ mod profile;
 mod standings;
 mod submit;
 mod top;
+mod top_pool;
 
 pub use cached_profile::Profile;
 pub use top::{MAX_TOP, TOP_CACHE, TierTop, TopEntry};
+pub(crate) use top_pool::TopPool;
 
 use chrono::{DateTime, Utc};
 

@@ -7,9 +7,14 @@
 //! at once, pipelined), then more only from brackets whose last entry read could still
 //! be in the list. For the running period the result is cached for [`TOP_CACHE`], one
 //! computation shared by every concurrent reader; a closed period's lists are computed
-//! once at rollover and kept with the period (see `rollover/close.rs`).
+//! once at rollover and kept with the period (see `rollover/close.rs`). There the
+//! merge starts from the best entries of the boards the rollover froze itself
+//! (`top_pool.rs`): it reads only the brackets another process closed, and then the
+//! winners' prefixes of the others for their cached profiles (at 1,000,000 players
+//! in three tiers, about 2,700 page reads instead of 21,000).
 
 use std::cmp::Reverse;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +23,10 @@ use tracing::instrument;
 
 use crate::error::{Error, InputError, StoreError};
 use crate::season::calendar::PeriodId;
+use crate::store::keys::BracketKeys;
 use crate::store::{RawEntry, Store};
+
+use super::top_pool::{PoolList, list_includes};
 
 use crate::league::League;
 
@@ -79,6 +87,27 @@ struct Candidate {
     entry: RawEntry,
     /// Index into the merge's brackets.
     from: usize,
+    /// Read from the store with its profile (false: from the pool, profile unread).
+    read: bool,
+}
+
+/// Sorts candidates in the boards' order and keeps the best `wanted`.
+fn sort_and_cut(candidates: &mut Vec<Candidate>, wanted: usize) {
+    candidates.sort_unstable_by(|a, b| {
+        (Reverse(a.packed), &a.entry.player).cmp(&(Reverse(b.packed), &b.entry.player))
+    });
+    candidates.truncate(wanted);
+}
+
+/// The list's last place, once it has `wanted` entries.
+fn last_place(candidates: &[Candidate], wanted: usize) -> Option<(Reverse<u64>, String)> {
+    if candidates.len() == wanted {
+        candidates
+            .last()
+            .map(|c| (Reverse(c.packed), c.entry.player.clone()))
+    } else {
+        None
+    }
 }
 
 impl<S: Store> League<S> {
@@ -120,7 +149,9 @@ impl<S: Store> League<S> {
         let cell = self.top_cell(period.id, tier, limit);
         let top = cell
             .get_or_try_init(|| async {
-                self.merge_top(period.id, tier, limit).await.map(Arc::new)
+                self.merge_top(period.id, tier, limit, None)
+                    .await
+                    .map(Arc::new)
             })
             .await?;
         Ok(TierTop::clone(top))
@@ -142,22 +173,22 @@ impl<S: Store> League<S> {
     }
 
     /// Merges the brackets' tops into the tier's best `limit`, reading as little of
-    /// each bracket as the merge needs.
+    /// each bracket as the merge needs. With `pool` (the best entries of boards the
+    /// caller already holds: a rollover's frozen boards, see `top_pool.rs`), the
+    /// brackets the pool has seen are not read; only the prefixes of them that win a
+    /// place are, for their cached profiles.
     pub(crate) async fn merge_top(
         &self,
         period: PeriodId,
         tier: &str,
         limit: u64,
+        pool: Option<PoolList>,
     ) -> Result<TierTop, Error> {
         // The board groups of the tier (one per cohort), or of the one cohort asked.
-        let (_, want_cohort) = crate::season::split_group(tier);
-        let want_tier = self.season.tier_by_any_name(tier).map(|(i, _)| i);
         let size = u64::from(self.season.brackets.size);
         let mut sources: Vec<(String, u32)> = Vec::new();
         for (group, n) in self.store.joined(&self.keys.period(period)).await? {
-            let (_, cohort) = crate::season::split_group(&group);
-            let same_tier = self.season.tier_by_any_name(&group).map(|(i, _)| i) == want_tier;
-            if same_tier && (want_cohort.is_none() || cohort == want_cohort) {
+            if list_includes(&self.season, tier, &group) {
                 for b in 1..=n.div_ceil(size) {
                     sources.push((group.clone(), u32::try_from(b).unwrap_or(u32::MAX)));
                 }
@@ -171,10 +202,39 @@ impl<S: Store> League<S> {
             .collect();
         let wanted = usize::try_from(limit).unwrap_or(usize::MAX);
         let mut candidates: Vec<Candidate> = Vec::new();
+        let pool = pool.unwrap_or_default();
+        let mut unread: Vec<usize> = Vec::new();
+        let index: HashMap<(&str, u32), usize> = sources
+            .iter()
+            .enumerate()
+            .map(|(i, (g, b))| ((g.as_str(), *b), i))
+            .collect();
+        for (i, (g, b)) in sources.iter().enumerate() {
+            if !pool.seen.contains(&(g.clone(), *b)) {
+                unread.push(i);
+            }
+        }
+        for e in pool.entries {
+            // A board the pool saw but the period's counters do not list cannot be;
+            // its entries are left out rather than placed on a bracket not in the list.
+            if let Some(&from) = index.get(&(e.group.as_str(), e.bracket)) {
+                candidates.push(Candidate {
+                    packed: e.packed,
+                    entry: RawEntry {
+                        player: e.player,
+                        packed: e.packed,
+                        profile: None,
+                    },
+                    from,
+                    read: false,
+                });
+            }
+        }
+        sort_and_cut(&mut candidates, wanted);
         // Brackets to read from, with the offset and count of their next read. The
         // first read takes about twice a bracket's fair share of the list.
         let first = (2 * limit).div_ceil(brackets.max(1)).clamp(1, limit);
-        let mut next: Vec<(usize, u64, u64)> = (0..keys.len()).map(|i| (i, 0, first)).collect();
+        let mut next: Vec<(usize, u64, u64)> = unread.iter().map(|&i| (i, 0, first)).collect();
         while !next.is_empty() {
             let reads: Vec<_> = next.iter().map(|&(i, o, n)| (&keys[i], o, n)).collect();
             let pages = self.store.standings_many(&reads).await;
@@ -196,22 +256,14 @@ impl<S: Store> League<S> {
                         packed: entry.packed,
                         entry,
                         from: i,
+                        read: true,
                     });
                 }
             }
-            candidates.sort_unstable_by(|a, b| {
-                (Reverse(a.packed), &a.entry.player).cmp(&(Reverse(b.packed), &b.entry.player))
-            });
-            candidates.truncate(wanted);
+            sort_and_cut(&mut candidates, wanted);
             // The list's last place so far; a bracket whose last entry read is below it
             // has nothing more for the list.
-            let threshold = if candidates.len() == wanted {
-                candidates
-                    .last()
-                    .map(|c| (Reverse(c.packed), c.entry.player.clone()))
-            } else {
-                None
-            };
+            let threshold = last_place(&candidates, wanted);
             next = open
                 .into_iter()
                 .filter(|(_, _, _, packed, player)| match &threshold {
@@ -221,6 +273,8 @@ impl<S: Store> League<S> {
                 .map(|(i, offset, n, _, _)| (i, offset, (n * 2).min(limit - offset)))
                 .collect();
         }
+        self.read_pool_profiles(&keys, &sources, &mut candidates)
+            .await?;
         let entries = candidates
             .into_iter()
             .enumerate()
@@ -246,5 +300,49 @@ impl<S: Store> League<S> {
             frozen: false,
             entries,
         })
+    }
+
+    /// Reads the cached profiles of the winners that came from the pool: for each
+    /// bracket, the prefix of its board they are (a board is sorted in the list's
+    /// order, so a bracket's winners are its first entries), all brackets at once.
+    async fn read_pool_profiles(
+        &self,
+        keys: &[BracketKeys],
+        sources: &[(String, u32)],
+        candidates: &mut [Candidate],
+    ) -> Result<(), Error> {
+        let mut wins: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (at, c) in candidates.iter().enumerate() {
+            if !c.read {
+                wins.entry(c.from).or_default().push(at);
+            }
+        }
+        if wins.is_empty() {
+            return Ok(());
+        }
+        let reads: Vec<_> = wins
+            .iter()
+            .map(|(&from, at)| (&keys[from], 0, at.len() as u64))
+            .collect();
+        let pages = self.store.standings_many(&reads).await;
+        for ((from, at), page) in wins.iter().zip(pages) {
+            let page = page?;
+            let same = page.entries.len() == at.len()
+                && page.entries.iter().zip(at).all(|(e, &i)| {
+                    e.player == candidates[i].entry.player && e.packed == candidates[i].packed
+                });
+            if !same {
+                let (group, bracket) = &sources[*from];
+                return Err(StoreError::Protocol(format!(
+                    "bracket {bracket} of {group:?} no longer starts with the board frozen at its close: was it written to since?"
+                ))
+                .into());
+            }
+            for (e, &i) in page.entries.into_iter().zip(at) {
+                candidates[i].entry = e;
+                candidates[i].read = true;
+            }
+        }
+        Ok(())
     }
 }

@@ -10,13 +10,16 @@ use tracing::instrument;
 
 use crate::error::{Error, InputError, StoreError, TimeRefusal};
 use crate::league::League;
-use crate::ranking::MAX_TOP;
+use crate::ranking::{MAX_TOP, TopPool};
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::BracketKeys;
 use crate::store::{BlockedGrant, CloseCheck, FrozenClaim, Store};
 use outcome::{Outcome, Tally};
 
 use super::*;
+
+/// A frozen board: `(player, packed)`, best first.
+type Board = Vec<(String, u64)>;
 
 /// Brackets one process closes concurrently.
 const CLOSING_AT_ONCE: usize = 32;
@@ -64,24 +67,9 @@ impl<S: Store> League<S> {
             let len = brackets.len();
             brackets.rotate_left(shift % len);
         }
-        let mut report = PeriodReport::empty(period.id);
-        let mut busy = self
-            .close_brackets(period.id, brackets, owner, &mut report)
-            .await?;
-        // Brackets another process is closing: wait for them (or for their lease to
-        // lapse, when this process takes over).
-        let mut delay = Duration::from_millis(20);
-        while !busy.is_empty() {
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_millis(500));
-            busy = self
-                .close_brackets(period.id, busy, owner, &mut report)
-                .await?;
-        }
-        // Every board is frozen now: the tier-wide lists are final. They are kept
-        // with the period before it is marked closed, so a closed period has them.
-        let mut tops = Vec::new();
-        // Each cohort's list and each tier's list across its cohorts.
+        // Each cohort's list and each tier's list across its cohorts. The closes keep
+        // the best entries of every board they freeze, so the lists need read only
+        // the brackets closed elsewhere and their winners' profiles.
         let mut lists: Vec<String> = Vec::new();
         for (group, _) in joins.iter().filter(|(_, n)| *n > 0) {
             let (tier, cohort) = crate::season::split_group(group);
@@ -92,8 +80,28 @@ impl<S: Store> League<S> {
         }
         lists.sort();
         lists.dedup();
+        let mut pool = TopPool::new(lists.iter().map(String::as_str));
+        let mut report = PeriodReport::empty(period.id);
+        let mut busy = self
+            .close_brackets(period.id, brackets, owner, &mut report, &mut pool)
+            .await?;
+        // Brackets another process is closing: wait for them (or for their lease to
+        // lapse, when this process takes over).
+        let mut delay = Duration::from_millis(20);
+        while !busy.is_empty() {
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_millis(500));
+            busy = self
+                .close_brackets(period.id, busy, owner, &mut report, &mut pool)
+                .await?;
+        }
+        // Every board is frozen now: the tier-wide lists are final. They are kept
+        // with the period before it is marked closed, so a closed period has them.
+        let mut tops = Vec::new();
         for tier in &lists {
-            let mut top = self.merge_top(period.id, tier, MAX_TOP).await?;
+            let mut top = self
+                .merge_top(period.id, tier, MAX_TOP, pool.finish(tier))
+                .await?;
             top.frozen = true;
             let json = serde_json::to_string(&top)
                 .map_err(|e| StoreError::Protocol(format!("cannot encode a tier's list: {e}")))?;
@@ -110,13 +118,15 @@ impl<S: Store> League<S> {
 
     /// Closes `brackets` ([`CLOSING_AT_ONCE`] at a time: each close is a few round
     /// trips, so one at a time would leave the store idle), adding each closed one
-    /// to `report`; returns those another process holds.
+    /// to `report` and each board it froze to `pool`; returns those another process
+    /// holds.
     async fn close_brackets(
         &self,
         period: PeriodId,
         brackets: Vec<(usize, String, u32)>,
         owner: &str,
         report: &mut PeriodReport,
+        pool: &mut TopPool,
     ) -> Result<Vec<(usize, String, u32)>, Error> {
         use futures::StreamExt;
         let mut runs = futures::stream::iter(brackets.into_iter().map(|(i, tier, b)| async move {
@@ -127,7 +137,12 @@ impl<S: Store> League<S> {
         let mut busy = Vec::new();
         while let Some((i, tier, b, closed)) = runs.next().await {
             match closed? {
-                Some(t) => report.add(&tier, &t),
+                Some((t, board)) => {
+                    report.add(&tier, &t);
+                    if let Some(board) = board {
+                        pool.offer(self.season(), &tier, b, &board);
+                    }
+                }
                 None => busy.push((i, tier, b)),
             }
         }
@@ -135,6 +150,8 @@ impl<S: Store> League<S> {
     }
 
     /// Closes one bracket unless another process holds it (`None`). Idempotent.
+    /// Answers its tally, and the frozen board when this call froze it (not when an
+    /// earlier run or another process had finished it).
     pub(crate) async fn close_bracket(
         &self,
         period: PeriodId,
@@ -142,7 +159,7 @@ impl<S: Store> League<S> {
         tier: &str,
         bracket: u32,
         owner: &str,
-    ) -> Result<Option<Tally>, Error> {
+    ) -> Result<Option<(Tally, Option<Board>)>, Error> {
         let bk = self.keys().bracket(period, tier, bracket);
         let lease = u64::try_from(LEASE.as_millis()).unwrap_or(u64::MAX);
         let check = self.close_check(period)?;
@@ -155,7 +172,7 @@ impl<S: Store> League<S> {
             .claim_and_freeze(&bk, owner, lease, check)
             .await?
         {
-            FrozenClaim::Done(summary) => return Ok(Some(tally_from_string(&summary)?)),
+            FrozenClaim::Done(summary) => return Ok(Some((tally_from_string(&summary)?, None))),
             FrozenClaim::Busy => return Ok(None),
             FrozenClaim::Mine(board) => board,
         };
@@ -203,9 +220,23 @@ impl<S: Store> League<S> {
         for o in &outcomes {
             tally.add(o);
         }
-        let encoded: Vec<(String, String)> = outcomes
+        // Every outcome encoded into one buffer, then borrowed: two allocations a
+        // bracket where a string and a copy of the id a player cost two a player.
+        let mut text = String::new();
+        let mut ends = Vec::with_capacity(outcomes.len());
+        for o in &outcomes {
+            outcome::encode_into(&mut text, o);
+            ends.push(text.len());
+        }
+        let mut start = 0;
+        let encoded: Vec<(&str, &str)> = outcomes
             .iter()
-            .map(|o| (o.player.clone(), outcome::encode(o)))
+            .zip(&ends)
+            .map(|(o, &end)| {
+                let s = &text[start..end];
+                start = end;
+                (o.player.as_str(), s)
+            })
             .collect();
         self.store()
             .finish_with_outcomes(
@@ -216,7 +247,7 @@ impl<S: Store> League<S> {
             )
             .await?;
         crate::metrics::bracket_closed(tier);
-        Ok(Some(tally))
+        Ok(Some((tally, Some(board))))
     }
 
     /// The player's outcome in a bracket, closing that bracket on the spot if its

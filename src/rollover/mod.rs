@@ -9,23 +9,26 @@
 //! key strings itself.
 //!
 //! Closing one bracket is a sequence of idempotent steps, each atomic on the
-//! bracket's slot:
+//! bracket's slot (three calls to the store; see `close.rs`):
 //!
 //! 1. claim a short lease (so concurrent processes share brackets instead of all
-//!    doing every one; a dead holder's lease simply expires);
-//! 2. freeze: mark the bracket closed (updates are refused from here on) and read the
-//!    final board in the same step;
-//! 3. compute the outcomes ([`crate::rollover::outcome::bracket_outcomes`], a pure function of the
-//!    frozen board) and record them unless already recorded;
-//! 4. grant rewards: one `HSETNX` per player and period, so a grant repeated after a
-//!    crash, or by a second process, is a no-op, and a claimed reward is never re-added;
-//! 5. mark the bracket done with its tally.
+//!    doing every one; a dead holder's lease simply expires) and, in the same step,
+//!    freeze: mark the bracket closed (updates are refused from here on) and read the
+//!    final board;
+//! 2. compute the outcomes ([`crate::rollover::outcome::bracket_outcomes`], a pure
+//!    function of the frozen board) and grant rewards: one `HSETNX` per player and
+//!    period, so a grant repeated after a crash, or by a second process, is a no-op,
+//!    and a claimed reward is never re-added;
+//! 3. record the outcomes (unless already recorded) and mark the bracket done with
+//!    its tally.
 //!
-//! A crash between any two steps leaves a state the next run finishes: steps 2-4 give
-//! the same result when repeated, and step 5 is what makes later runs skip the bracket.
-//! A period is closed when all its brackets are; joins into it are refused from the
-//! start of its close. The season remembers the last period it closed, so a rollover
-//! after downtime closes every period missed since, in order.
+//! A crash between any two steps leaves a state the next run finishes: steps 1-2 give
+//! the same result when repeated, and step 3 is what makes later runs skip the
+//! bracket. A period is closed when all its brackets are, and its tier-wide lists are
+//! kept (merged from the boards this run froze, see `ranking/top_pool.rs`); joins into
+//! it are refused from the start of its close. The season remembers the last period
+//! it closed, so a rollover after downtime closes every period missed since, in
+//! order.
 
 mod close;
 mod edits;

@@ -283,24 +283,30 @@ pub fn after_skipped(season: &Season, tier: usize, skipped: u64) -> usize {
 /// Encodes an outcome (without the player) for storage: `rank|score|idle|outcome|next|+reward`.
 /// Tier names cannot contain `|`; a grant may, so it goes last and is taken whole.
 pub fn encode(o: &Outcome) -> String {
-    use std::fmt::Write as _;
-    let reward = o.reward.as_deref();
-    let mut out = String::with_capacity(32 + o.next_tier.len() + reward.map_or(0, |r| r.len() + 1));
-    // Writing to a String cannot fail.
-    let _ = write!(
-        out,
-        "{}|{}|{}|{}|{}|",
-        o.rank,
-        o.score,
-        u8::from(o.idle),
-        o.outcome.as_str(),
-        o.next_tier,
-    );
-    if let Some(r) = reward {
+    let mut out = String::new();
+    encode_into(&mut out, o);
+    out
+}
+
+/// [`encode`], appended to `out` (a rollover encodes a bracket's outcomes into one
+/// buffer: one allocation a bracket instead of one a player).
+pub fn encode_into(out: &mut String, o: &Outcome) {
+    let mut n = itoa::Buffer::new();
+    out.reserve(32 + o.next_tier.len() + o.reward.as_ref().map_or(0, |r| r.len() + 1));
+    out.push_str(n.format(o.rank));
+    out.push('|');
+    out.push_str(n.format(o.score));
+    out.push('|');
+    out.push(if o.idle { '1' } else { '0' });
+    out.push('|');
+    out.push_str(o.outcome.as_str());
+    out.push('|');
+    out.push_str(&o.next_tier);
+    out.push('|');
+    if let Some(r) = &o.reward {
         out.push('+');
         out.push_str(r);
     }
-    out
 }
 
 /// Decodes [`encode`]'s output for `player`.

@@ -416,7 +416,7 @@ pub trait RolloverStore: Send + Sync + 'static {
     fn record_outcomes(
         &self,
         bracket: &BracketKeys,
-        outcomes: &[(String, String)],
+        outcomes: &[(&str, &str)],
         ttl_secs: u64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
@@ -467,7 +467,7 @@ pub trait RolloverStore: Send + Sync + 'static {
     fn finish_with_outcomes(
         &self,
         bracket: &BracketKeys,
-        outcomes: &[(String, String)],
+        outcomes: &[(&str, &str)],
         ttl_secs: u64,
         tally: &str,
     ) -> impl Future<Output = Result<(), StoreError>> + Send {

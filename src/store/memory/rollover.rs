@@ -158,7 +158,7 @@ impl RolloverStore for MemoryStore {
     async fn record_outcomes(
         &self,
         bracket: &BracketKeys,
-        outcomes: &[(String, String)],
+        outcomes: &[(&str, &str)],
         ttl_secs: u64,
     ) -> Result<(), StoreError> {
         let now = self.clock.now().timestamp();
@@ -166,7 +166,10 @@ impl RolloverStore for MemoryStore {
         let mut data = self.data();
         let b = data.brackets.entry(bracket.base.clone()).or_default();
         if !b.meta.contains_key("recorded") {
-            b.outcomes = outcomes.iter().cloned().collect();
+            b.outcomes = outcomes
+                .iter()
+                .map(|(p, o)| ((*p).to_owned(), (*o).to_owned()))
+                .collect();
             b.meta.insert("recorded".into(), "1".into());
         }
         b.expire_at = Some(expire_at);

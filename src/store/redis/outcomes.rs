@@ -61,7 +61,7 @@ pub(super) fn unescape(text: &str) -> Option<String> {
 }
 
 /// The string `finish_bracket.lua` keeps for `outcomes` (`(player, outcome)`).
-pub(super) fn encode(outcomes: &[(String, String)]) -> String {
+pub(super) fn encode(outcomes: &[(&str, &str)]) -> String {
     let len: usize = outcomes.iter().map(|(p, o)| p.len() + o.len() + 2).sum();
     let mut out = String::with_capacity(len);
     for (player, outcome) in outcomes {
@@ -121,7 +121,11 @@ mod tests {
             ("".to_owned(), "".to_owned()),
             ("ü 3".to_owned(), "3|0|1|demoted|bronze|".to_owned()),
         ];
-        let all = encode(&outcomes);
+        let pairs: Vec<(&str, &str)> = outcomes
+            .iter()
+            .map(|(p, o)| (p.as_str(), o.as_str()))
+            .collect();
+        let all = encode(&pairs);
         assert_eq!(decode(&all).expect("decodes"), outcomes);
         assert_eq!(decode("").expect("empty"), Vec::new());
     }
@@ -130,11 +134,7 @@ mod tests {
     fn a_needle_matches_its_own_entry_only() {
         // An outcome that reads like another player's id cannot be taken for it: the
         // needle starts at a record separator and ends at the first unit separator.
-        let outcomes = vec![
-            ("a".to_owned(), "b".to_owned()),
-            ("b".to_owned(), "x\u{1e}b\u{1f}y".to_owned()),
-        ];
-        let all = encode(&outcomes);
+        let all = encode(&[("a", "b"), ("b", "x\u{1e}b\u{1f}y")]);
         let at = |p: &str| all.match_indices(&needle(p)).count();
         assert_eq!((at("a"), at("b")), (1, 1));
         assert_eq!(at("x"), 0);

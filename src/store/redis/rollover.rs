@@ -239,7 +239,7 @@ impl RolloverStore for RedisStore {
     async fn record_outcomes(
         &self,
         bracket: &BracketKeys,
-        outcomes: &[(String, String)],
+        outcomes: &[(&str, &str)],
         ttl_secs: u64,
     ) -> Result<(), StoreError> {
         self.finish(bracket, Finishing::Record { outcomes, ttl_secs })
@@ -359,7 +359,7 @@ impl RolloverStore for RedisStore {
     async fn finish_with_outcomes(
         &self,
         bracket: &BracketKeys,
-        outcomes: &[(String, String)],
+        outcomes: &[(&str, &str)],
         ttl_secs: u64,
         tally: &str,
     ) -> Result<(), StoreError> {
@@ -504,14 +504,14 @@ enum Claimed {
 /// What a `finish_bracket.lua` call does.
 enum Finishing<'a> {
     Record {
-        outcomes: &'a [(String, String)],
+        outcomes: &'a [(&'a str, &'a str)],
         ttl_secs: u64,
     },
     Finish {
         tally: &'a str,
     },
     Both {
-        outcomes: &'a [(String, String)],
+        outcomes: &'a [(&'a str, &'a str)],
         ttl_secs: u64,
         tally: &'a str,
     },
