@@ -46,8 +46,9 @@ impl PoolEntry {
 pub(crate) struct PoolList {
     /// Brackets whose whole board was offered, as `(group, bracket)`.
     pub(crate) seen: HashSet<(String, u32)>,
-    /// The best entries offered, unsorted between compactions; at most twice
-    /// [`MAX_TOP`] before [`TopPool::finish`], at most [`MAX_TOP`] after.
+    /// The best entries offered, unsorted between compactions (which run once
+    /// there are twice [`MAX_TOP`]); sorted and at most [`MAX_TOP`] after
+    /// [`TopPool::finish`].
     pub(crate) entries: Vec<PoolEntry>,
     /// The list's last place once [`MAX_TOP`] entries were kept: nothing at or
     /// below it can enter the list.

@@ -220,8 +220,8 @@ impl<S: Store> League<S> {
         for o in &outcomes {
             tally.add(o);
         }
-        // Every outcome encoded into one buffer, then borrowed: two allocations a
-        // bracket where a string and a copy of the id a player cost two a player.
+        // Every outcome encoded into one buffer, then borrowed: three allocations a
+        // bracket where a string and a copy of the id cost two a player.
         let mut text = String::new();
         let mut ends = Vec::with_capacity(outcomes.len());
         for o in &outcomes {
