@@ -203,15 +203,15 @@ impl<S: Store> League<S> {
         let wanted = usize::try_from(limit).unwrap_or(usize::MAX);
         let mut candidates: Vec<Candidate> = Vec::new();
         let pool = pool.unwrap_or_default();
-        let mut unread: Vec<usize> = Vec::new();
         let index: HashMap<(&str, u32), usize> = sources
             .iter()
             .enumerate()
             .map(|(i, (g, b))| ((g.as_str(), *b), i))
             .collect();
-        for (i, (g, b)) in sources.iter().enumerate() {
-            if !pool.seen.contains(&(g.clone(), *b)) {
-                unread.push(i);
+        let mut seen = vec![false; sources.len()];
+        for (g, b) in &pool.seen {
+            if let Some(&i) = index.get(&(g.as_str(), *b)) {
+                seen[i] = true;
             }
         }
         for e in pool.entries {
@@ -234,7 +234,10 @@ impl<S: Store> League<S> {
         // Brackets to read from, with the offset and count of their next read. The
         // first read takes about twice a bracket's fair share of the list.
         let first = (2 * limit).div_ceil(brackets.max(1)).clamp(1, limit);
-        let mut next: Vec<(usize, u64, u64)> = unread.iter().map(|&i| (i, 0, first)).collect();
+        let mut next: Vec<(usize, u64, u64)> = (0..sources.len())
+            .filter(|&i| !seen[i])
+            .map(|i| (i, 0, first))
+            .collect();
         while !next.is_empty() {
             let reads: Vec<_> = next.iter().map(|&(i, o, n)| (&keys[i], o, n)).collect();
             let pages = self.store.standings_many(&reads).await;

@@ -223,20 +223,16 @@ impl<S: Store> League<S> {
         // Every outcome encoded into one buffer, then borrowed: three allocations a
         // bracket where a string and a copy of the id cost two a player.
         let mut text = String::new();
-        let mut ends = Vec::with_capacity(outcomes.len());
+        let mut spans = Vec::with_capacity(outcomes.len());
         for o in &outcomes {
+            let start = text.len();
             outcome::encode_into(&mut text, o);
-            ends.push(text.len());
+            spans.push(start..text.len());
         }
-        let mut start = 0;
         let encoded: Vec<(&str, &str)> = outcomes
             .iter()
-            .zip(&ends)
-            .map(|(o, &end)| {
-                let s = &text[start..end];
-                start = end;
-                (o.player.as_str(), s)
-            })
+            .zip(spans)
+            .map(|(o, span)| (o.player.as_str(), &text[span]))
             .collect();
         self.store()
             .finish_with_outcomes(
