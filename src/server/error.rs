@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::Request;
-use axum::http::{HeaderValue, Method, StatusCode, Version, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -202,29 +202,10 @@ impl IntoResponse for ApiError {
 }
 
 /// Turns every error answer that is not JSON yet (a 404 or 405 from the router, a
-/// 413 from the body limit, a timeout, a panic) into the JSON error shape, and closes
-/// an HTTP/1 connection after a 413.
-///
-/// Why the close: a 413 is often sent before the body was read (the body limit refuses
-/// on `Content-Length` alone), and the server then drops the connection. Without
-/// `Connection: close` the client keeps it in its pool, and its next request on it
-/// fails half-sent (`BrokenPipe`, or an incomplete message), a few times in a hundred
-/// on loopback. The header tells the client not to reuse it. HTTP/2 has no such
-/// header, and needs none: a refused stream does not end the connection.
+/// 413 from the body limit, a timeout, a panic) into the JSON error shape.
 pub(super) async fn json_errors(request: Request, next: Next) -> Response {
     let method = request.method().clone();
-    let http1 = request.version() <= Version::HTTP_11;
-    let mut response = as_json(&method, next.run(request).await);
-    if http1 && response.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    }
-    response
-}
-
-/// The JSON error shape of `response`, if it is an error that is not JSON yet.
-fn as_json(method: &Method, response: Response) -> Response {
+    let response = next.run(request).await;
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) {
         return response;
@@ -237,7 +218,7 @@ fn as_json(method: &Method, response: Response) -> Response {
     if is_json {
         return response;
     }
-    let write = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+    let write = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
     let error = match status {
         StatusCode::NOT_FOUND => ApiError::not_found(
             "not_found",

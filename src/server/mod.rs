@@ -11,6 +11,8 @@
 //!   `{"error": {"code", "message"}}` with the status of [`ApiError`];
 //! - bearer tokens with a role ([`auth`]): without a valid token only `/healthz`
 //!   answers, a `viewer` token only reads;
+//! - an HTTP/1 answer sent before its request's body was read (a 401, a 404, a 413)
+//!   closes the connection and says so ([`keep_alive`]);
 //! - request bodies are limited ([`ServerOptions::body_limit`]), a request that takes
 //!   longer than [`ServerOptions::request_timeout`] is answered 503 (for a write:
 //!   `unknown`, resend only with its request id);
@@ -25,6 +27,7 @@ pub mod auth;
 mod dashboard;
 mod error;
 mod extract;
+mod keep_alive;
 mod model;
 mod openapi;
 mod prometheus;
@@ -178,6 +181,7 @@ pub fn router<S: Store>(
         .layer(CompressionLayer::new())
         .layer(axum::middleware::from_fn(error::json_errors))
         .layer(axum::middleware::from_fn(prometheus::track))
+        .layer(axum::middleware::from_fn(keep_alive::close_if_body_unread))
         .layer(TraceLayer::new_for_http())
         .with_state(app)
 }
