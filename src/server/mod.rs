@@ -12,7 +12,7 @@
 //! - bearer tokens with a role ([`auth`]): without a valid token only `/healthz`
 //!   answers, a `viewer` token only reads;
 //! - an HTTP/1 answer sent before its request's body was read (a 401, a 404, a 413)
-//!   closes the connection and says so ([`keep_alive`]);
+//!   closes the connection and says so (`keep_alive.rs`);
 //! - request bodies are limited ([`ServerOptions::body_limit`]), a request that takes
 //!   longer than [`ServerOptions::request_timeout`] is answered 503 (for a write:
 //!   `unknown`, resend only with its request id);
