@@ -68,6 +68,35 @@ impl Api {
         }
     }
 
+    /// A score submit of 300 KiB with its content length, over the default body
+    /// limit of 256 KiB: refused before it is read, so the connection is closed.
+    async fn post_over_limit(&self) {
+        let big = format!("{{\"value\":1,\"at\":\"{}\"}}", "x".repeat(300 * 1024));
+        let a = self
+            .fails(
+                Method::POST,
+                "/v1/players/ana/scores",
+                Some(&big),
+                413,
+                "payload_too_large",
+            )
+            .await;
+        assert_eq!(a.headers["connection"], "close");
+    }
+
+    /// A score submit of 320 KiB sent without a content length (chunked), over the
+    /// default body limit of 256 KiB.
+    async fn post_chunked_over_limit(&self) -> reqwest::Response {
+        let chunks = (0..40).map(|_| Ok::<_, std::io::Error>(vec![b' '; 8192]));
+        self.http
+            .post(self.served.url("/v1/players/ana/scores"))
+            .bearer_auth(SERVER)
+            .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
+            .send()
+            .await
+            .expect("send")
+    }
+
     async fn get(&self, path: &str) -> Answer {
         self.call(Method::GET, path, Some(VIEWER), None).await
     }
@@ -643,17 +672,7 @@ async fn errors_are_json_with_the_right_status_and_write_nothing() {
     .await;
     // 413: the body limit (default 256 KiB) and the batch limit (1000 items). The
     // server may not have read the body, so it ends the connection and says so.
-    let big = format!("{{\"value\":1,\"at\":\"{}\"}}", "x".repeat(300 * 1024));
-    let a = api
-        .fails(
-            p.clone(),
-            "/v1/players/ana/scores",
-            Some(&big),
-            413,
-            "payload_too_large",
-        )
-        .await;
-    assert_eq!(a.headers["connection"], "close");
+    api.post_over_limit().await;
     let many: Vec<Value> = (0..1001)
         .map(|i| json!({"player": format!("p{i}"), "value": 1}))
         .collect();
@@ -682,15 +701,7 @@ async fn errors_are_json_with_the_right_status_and_write_nothing() {
     );
 
     // A body over the limit sent without a content length (chunked) is refused too.
-    let stream = futures::stream::iter((0..40).map(|_| Ok::<_, std::io::Error>(vec![b' '; 8192])));
-    let r = api
-        .http
-        .post(api.served.url("/v1/players/ana/scores"))
-        .bearer_auth(SERVER)
-        .body(reqwest::Body::wrap_stream(stream))
-        .send()
-        .await
-        .expect("send");
+    let r = api.post_chunked_over_limit().await;
     assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let body: Value = r.json().await.expect("json");
     assert_eq!(body["error"]["code"], "payload_too_large");
@@ -707,7 +718,6 @@ async fn errors_are_json_with_the_right_status_and_write_nothing() {
 async fn a_refused_body_does_not_break_the_next_request() {
     let config = serving::open_season("http_refused_body");
     let api = Api::new(Served::start(config.path()));
-    let big = format!("{{\"value\":1,\"at\":\"{}\"}}", "x".repeat(300 * 1024));
     // A request whose body is read whole (and refused: it writes nothing).
     async fn next(api: &Api) -> Answer {
         api.call(
@@ -720,28 +730,10 @@ async fn a_refused_body_does_not_break_the_next_request() {
     }
     for _ in 0..100 {
         // Over the limit by its length: refused before it is read.
-        let a = api
-            .fails(
-                Method::POST,
-                "/v1/players/ana/scores",
-                Some(&big),
-                413,
-                "payload_too_large",
-            )
-            .await;
-        assert_eq!(a.headers["connection"], "close");
+        api.post_over_limit().await;
         assert_eq!(next(&api).await.status, StatusCode::BAD_REQUEST);
         // Sent without a length: refused part-way through.
-        let stream =
-            futures::stream::iter((0..40).map(|_| Ok::<_, std::io::Error>(vec![b' '; 8192])));
-        let r = api
-            .http
-            .post(api.served.url("/v1/players/ana/scores"))
-            .bearer_auth(SERVER)
-            .body(reqwest::Body::wrap_stream(stream))
-            .send()
-            .await
-            .expect("send");
+        let r = api.post_chunked_over_limit().await;
         assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
         assert_eq!(r.headers()["connection"], "close");
         assert_eq!(next(&api).await.status, StatusCode::BAD_REQUEST);
