@@ -1270,3 +1270,28 @@ fn cohorts_are_declared_by_list_or_pattern() {
         assert!(line >= line_of(&t, "[cohorts]"), "{section}: line {line}");
     }
 }
+
+#[test]
+fn server_timeouts_are_read_and_checked() {
+    let with = |lines: &str| format!("{BASE}\n[server]\n{lines}\n");
+    let s = load(&with("request_timeout = \"5s\"\nidle_timeout = \"90s\""));
+    assert_eq!(
+        s.server.request_timeout,
+        Some(std::time::Duration::from_secs(5))
+    );
+    assert_eq!(
+        s.server.idle_timeout,
+        Some(std::time::Duration::from_secs(90))
+    );
+    assert_eq!(load(BASE).server.idle_timeout, None);
+    for bad in ["\"0s\"", "\"2h\"", "\"soon\""] {
+        let line = format!("idle_timeout = {bad}");
+        refused(&with(&line), &line, &["server.idle_timeout"]);
+    }
+    // A number is not a duration: refused on its line, as every typed key is.
+    refused(
+        &with("idle_timeout = 60"),
+        "idle_timeout = 60",
+        &["expected a string"],
+    );
+}

@@ -776,6 +776,93 @@ async fn a_refused_body_does_not_break_the_next_request() {
     assert!(!a.headers.contains_key("connection"), "{:?}", a.headers);
 }
 
+/// A connection that does not send a whole request head within `[server]
+/// idle_timeout` is closed: one that sent half a head, one left idle after an answer,
+/// one that trickles its head a byte at a time. Before the server set hyper's timer,
+/// the first two were still open after 70 s. A request whose head came in time is
+/// answered however long its body and its answer take (a live stream stays open).
+#[test]
+fn slow_or_idle_connections_are_closed() {
+    let config = serving::season(
+        "http_idle",
+        now() + chrono::Duration::hours(12),
+        "1s",
+        "\n[server]\nidle_timeout = \"2s\"\n",
+    );
+    let served = Served::start(config.path());
+    let addr = served.base.trim_start_matches("http://").to_owned();
+    let connect = || {
+        let s = std::net::TcpStream::connect(&addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(20)))
+            .expect("timeout");
+        s
+    };
+    // Reads until the server closes the connection; returns what it sent and when.
+    let until_closed = |s: &mut std::net::TcpStream| {
+        let began = Instant::now();
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => return (String::from_utf8_lossy(&all).into_owned(), began.elapsed()),
+                Ok(n) => all.extend_from_slice(&buf[..n]),
+                // A reset is a close too.
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                    return (String::from_utf8_lossy(&all).into_owned(), began.elapsed());
+                }
+                Err(e) => panic!("still open after {:?}: {e}", began.elapsed()),
+            }
+        }
+    };
+
+    // Half a head.
+    let mut half = connect();
+    half.write_all(b"POST /v1/players/ana/scores HTTP/1.1\r\nHost: x\r\n")
+        .expect("write");
+    let (_, took) = until_closed(&mut half);
+    assert!(took < Duration::from_secs(10), "closed after {took:?}");
+
+    // Idle after an answer: the answer comes, then the close.
+    let mut idle = connect();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("write");
+    let (answer, took) = until_closed(&mut idle);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        took >= Duration::from_millis(1500) && took < Duration::from_secs(10),
+        "closed after {took:?}"
+    );
+
+    // A head trickled a byte every 300 ms (for at most 6 s, well short of the whole
+    // head): closed about 2 s in, though bytes keep coming.
+    let mut slow = connect();
+    let began = Instant::now();
+    for b in b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaa\r\n" {
+        if slow.write_all(&[*b]).is_err() || began.elapsed() > Duration::from_secs(6) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let (answer, _) = until_closed(&mut slow);
+    assert!(!answer.contains("200 OK"), "{answer}");
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+
+    // A connection in use is not cut: two requests 1 s apart on one connection.
+    let mut used = connect();
+    for _ in 0..2 {
+        used.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .expect("write");
+        let mut buf = [0u8; 4096];
+        let n = used.read(&mut buf).expect("answer");
+        assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_and_roles() {
     let config = serving::open_season("http_auth");

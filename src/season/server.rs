@@ -1,5 +1,5 @@
 //! The `[server]` section of the season file: settings of `leaguekit serve` (listen
-//! address, API tokens, body limit, request timeout). Part of the season file's
+//! address, API tokens, body limit, request and idle timeouts). Part of the season file's
 //! validation (see `parse.rs`).
 //!
 //! Owns: the section's shape and its checks, and what a usable API token looks like
@@ -36,6 +36,9 @@ pub struct ServerConfig {
     /// How long a request may take before it is answered 503 (default 10 s; 1 s to
     /// 10 min).
     pub request_timeout: Option<Duration>,
+    /// How long a connection may take to send a whole request head, idle or slow,
+    /// before it is closed (default 60 s; 1 s to 1 h).
+    pub idle_timeout: Option<Duration>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -52,6 +55,7 @@ impl fmt::Debug for ServerConfig {
             )
             .field("body_limit", &self.body_limit)
             .field("request_timeout", &self.request_timeout)
+            .field("idle_timeout", &self.idle_timeout)
             .finish()
     }
 }
@@ -102,6 +106,7 @@ pub(super) struct RawServer {
     viewer_tokens: Option<Vec<Spanned<String>>>,
     body_limit: Option<Spanned<i64>>,
     request_timeout: Option<Spanned<String>>,
+    idle_timeout: Option<Spanned<String>>,
 }
 
 /// `[server]`, or the defaults when the section is absent.
@@ -147,15 +152,26 @@ impl Src<'_> {
             let bytes = self.int_in(v, "server.body_limit", 1024, 64 << 20)?;
             s.body_limit = usize::try_from(bytes).ok();
         }
-        if let Some(v) = &raw.request_timeout {
-            s.request_timeout = Some(
-                parse_duration(
-                    v.get_ref(),
-                    Duration::from_secs(1),
-                    Duration::from_secs(600),
-                )
-                .map_err(|m| self.at(v.span(), format!("server.request_timeout: {m}")))?,
-            );
+        for (key, raw_value, out, most) in [
+            (
+                "server.request_timeout",
+                &raw.request_timeout,
+                &mut s.request_timeout,
+                Duration::from_secs(600),
+            ),
+            (
+                "server.idle_timeout",
+                &raw.idle_timeout,
+                &mut s.idle_timeout,
+                Duration::from_secs(3600),
+            ),
+        ] {
+            if let Some(v) = raw_value {
+                *out = Some(
+                    parse_duration(v.get_ref(), Duration::from_secs(1), most)
+                        .map_err(|m| self.at(v.span(), format!("{key}: {m}")))?,
+                );
+            }
         }
         Ok(s)
     }

@@ -13,17 +13,20 @@
 //!   answers, a `viewer` token only reads;
 //! - an HTTP/1 answer sent before its request's body was read (a 401, a 404, a 413)
 //!   closes the connection and says so (`keep_alive.rs`);
+//! - a connection that sends no whole request head within
+//!   [`ServerOptions::idle_timeout`] (idle, or slow) is closed;
 //! - request bodies are limited ([`ServerOptions::body_limit`]), a request that takes
 //!   longer than [`ServerOptions::request_timeout`] is answered 503 (for a write:
 //!   `unknown`, resend only with its request id);
 //! - ids are validated by the library itself, exactly as for embedded use.
 //!
-//! Owns: the router, its layers and limits, serving with graceful shutdown, and the
-//! `serve` command's set-up.
+//! Owns: the router, its layers and limits, and the `serve` command's set-up (the
+//! connections themselves, their idle timeout and graceful shutdown: `connections.rs`).
 //! Must not: hold league rules: every handler calls the library, which validates and
 //! decides.
 
 pub mod auth;
+mod connections;
 mod dashboard;
 mod error;
 mod extract;
@@ -62,6 +65,8 @@ use crate::store::redis::RedisStore;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// The default request body limit, in bytes.
 pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
+/// How long a connection may go without sending a whole request head, by default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Settings of the HTTP service.
 #[derive(Debug, Clone)]
@@ -84,6 +89,11 @@ pub struct ServerOptions {
     pub max_streams: usize,
     /// How long shutdown waits for requests in flight (default 30 s).
     pub shutdown_grace: Duration,
+    /// How long a connection may take to send a whole request head, counted from
+    /// when it was accepted or from its last answer (default 60 s): a connection
+    /// idle for longer, or sending its head that slowly, is closed. Clients keep
+    /// idle connections for 90 s (reqwest, Go) and notice a closed one before reuse.
+    pub idle_timeout: Duration,
 }
 
 impl ServerOptions {
@@ -97,6 +107,7 @@ impl ServerOptions {
             live_poll: Duration::from_millis(500),
             max_streams: 1000,
             shutdown_grace: Duration::from_secs(30),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
         }
     }
 
@@ -127,6 +138,12 @@ impl ServerOptions {
     /// Sets [`ServerOptions::shutdown_grace`].
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// Sets [`ServerOptions::idle_timeout`].
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
         self
     }
 }
@@ -188,31 +205,33 @@ pub fn router<S: Store>(
 
 /// Serves `router` on `listener` until `shutdown` is cancelled, then stops accepting
 /// connections, ends live streams, and waits up to `grace` for requests in flight.
+/// Connections are closed after [`DEFAULT_IDLE_TIMEOUT`] without a request head (see
+/// [`serve_with`] to set it).
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     shutdown: CancellationToken,
     grace: Duration,
 ) -> std::io::Result<()> {
-    let stop = shutdown.clone();
-    let server = axum::serve(listener, router)
-        .with_graceful_shutdown(async move { stop.cancelled().await })
-        .into_future();
-    let mut server = std::pin::pin!(server);
-    tokio::select! {
-        done = &mut server => return done,
-        () = shutdown.cancelled() => {}
-    }
-    match tokio::time::timeout(grace, server).await {
-        Ok(done) => done,
-        Err(_) => {
-            tracing::warn!(
-                grace_secs = grace.as_secs(),
-                "requests still in flight after the shutdown grace; stopping anyway"
-            );
-            Ok(())
-        }
-    }
+    connections::serve(listener, router, shutdown, grace, DEFAULT_IDLE_TIMEOUT).await
+}
+
+/// [`serve`] with the grace ([`ServerOptions::shutdown_grace`]) and the idle timeout
+/// ([`ServerOptions::idle_timeout`]) of `options`.
+pub async fn serve_with(
+    listener: TcpListener,
+    router: Router,
+    shutdown: CancellationToken,
+    options: &ServerOptions,
+) -> std::io::Result<()> {
+    connections::serve(
+        listener,
+        router,
+        shutdown,
+        options.shutdown_grace,
+        options.idle_timeout,
+    )
+    .await
 }
 
 /// What `leaguekit serve` was told on the command line.
@@ -306,6 +325,9 @@ pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), Ser
     if let Some(timeout) = config.request_timeout {
         options = options.request_timeout(timeout);
     }
+    if let Some(timeout) = config.idle_timeout {
+        options = options.idle_timeout(timeout);
+    }
     let addr = args
         .listen
         .or(config.listen)
@@ -345,7 +367,7 @@ pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), Ser
         eprintln!("leaguekit: stopping: finishing requests in flight");
         signal.cancel();
     });
-    let served = serve(listener, router, shutdown, options.shutdown_grace).await;
+    let served = serve_with(listener, router, shutdown, &options).await;
     if let Some(s) = scheduler {
         s.shutdown().await?;
     }
