@@ -1,6 +1,6 @@
 //! The `[server]` section of the season file: settings of `leaguekit serve` (listen
-//! address, API tokens, body limit, request and idle timeouts). Part of the season file's
-//! validation (see `parse.rs`).
+//! address, API tokens, body limit, request and idle timeouts). Part of the season
+//! file's validation (see `parse.rs`).
 //!
 //! Owns: the section's shape and its checks, and what a usable API token looks like
 //! ([`validate_token`]). Must not: read the environment, open sockets or know about

@@ -91,8 +91,9 @@ pub struct ServerOptions {
     pub shutdown_grace: Duration,
     /// How long a connection may take to send a whole request head, counted from
     /// when it was accepted or from its last answer (default 60 s): a connection
-    /// idle for longer, or sending its head that slowly, is closed. Clients keep
-    /// idle connections for 90 s (reqwest, Go) and notice a closed one before reuse.
+    /// idle for longer, or sending its head that slowly, is closed. Clients that keep
+    /// idle connections longer (reqwest and Go: 90 s) check that one is still open
+    /// before they reuse it.
     pub idle_timeout: Duration,
 }
 
