@@ -37,7 +37,7 @@ pub struct ServerConfig {
     /// 10 min).
     pub request_timeout: Option<Duration>,
     /// How long a connection may take to send a whole request head, idle or slow,
-    /// before it is closed (default 60 s; 1 s to 1 h).
+    /// before it is closed (default 120 s; 1 s to 1 h).
     pub idle_timeout: Option<Duration>,
 }
 

@@ -66,7 +66,7 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// The default request body limit, in bytes.
 pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
 /// How long a connection may go without sending a whole request head, by default.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Settings of the HTTP service.
 #[derive(Debug, Clone)]
@@ -90,10 +90,11 @@ pub struct ServerOptions {
     /// How long shutdown waits for requests in flight (default 30 s).
     pub shutdown_grace: Duration,
     /// How long a connection may take to send a whole request head, counted from
-    /// when it was accepted or from its last answer (default 60 s): a connection
-    /// idle for longer, or sending its head that slowly, is closed. Clients that keep
-    /// idle connections longer (reqwest and Go: 90 s) check that one is still open
-    /// before they reuse it.
+    /// when it was accepted or from its last answer (default 120 s): a connection
+    /// idle for longer, or sending its head that slowly, is closed. The default is
+    /// longer than common clients keep an idle connection (reqwest and Go: 90 s), so
+    /// that the client, not the server, ends it: a request sent just as the server
+    /// closes a connection fails half-sent, and a write's outcome is then unknown.
     pub idle_timeout: Duration,
 }
 
