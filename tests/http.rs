@@ -779,15 +779,16 @@ async fn a_refused_body_does_not_break_the_next_request() {
 /// A connection that does not send a whole request head within `[server]
 /// idle_timeout` is closed: one that sent half a head, one left idle after an answer,
 /// one that trickles its head a byte at a time. Before the server set hyper's timer,
-/// the first two were still open after 70 s. A request whose head came in time is
-/// answered however long its body and its answer take (a live stream stays open).
+/// the first two were still open after 70 s. A write whose body does not finish
+/// arriving within `request_timeout` is answered 408 `body_timeout` (it was 503
+/// `unknown`, though such a write never runs).
 #[test]
 fn slow_or_idle_connections_are_closed() {
     let config = serving::season(
         "http_idle",
         now() + chrono::Duration::hours(12),
         "1s",
-        "\n[server]\nidle_timeout = \"2s\"\n",
+        "\n[server]\nidle_timeout = \"2s\"\nrequest_timeout = \"1s\"\n",
     );
     let served = Served::start(config.path());
     let addr = served.base.trim_start_matches("http://").to_owned();
@@ -850,6 +851,28 @@ fn slow_or_idle_connections_are_closed() {
         "{:?}",
         began.elapsed()
     );
+
+    // A whole head, then half a body: the request timeout answers 408, not
+    // `unknown` (the write never reached the league), and closes the connection.
+    let mut half_body = connect();
+    half_body
+        .write_all(
+            format!(
+                "POST /v1/players/ana/scores HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \
+                 {SERVER}\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n\
+                 {{\"value\":"
+            )
+            .as_bytes(),
+        )
+        .expect("write");
+    let (answer, took) = until_closed(&mut half_body);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"body_timeout\""), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
 
     // A connection in use is not cut: two requests 1 s apart on one connection.
     let mut used = connect();

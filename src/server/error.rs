@@ -9,6 +9,7 @@
 //! | 405 | `method_not_allowed` | a known path with another method |
 //! | 409 | `period_closed`, `period_open`, `not_joined` | the league's state refuses it; nothing was written |
 //! | 409 | `not_started`, `still_closing` | the same, but only for a moment: with `Retry-After` (seconds) and `retry_after_ms` |
+//! | 408 | `body_timeout` | a write's body did not finish arriving within the request timeout; nothing was written |
 //! | 413 | `payload_too_large`, `too_many_items` | the body is over the limit |
 //! | 500 | `internal` | a bug: please report it |
 //! | 503 | `unknown` | the store failed after a write may have happened: resend only with the same `request_id` |
@@ -31,6 +32,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use super::keep_alive::BodyEnded;
 use crate::error::{Error, InputError, StoreError};
 
 /// An error answer.
@@ -205,7 +207,10 @@ impl IntoResponse for ApiError {
 /// 413 from the body limit, a timeout, a panic) into the JSON error shape.
 pub(super) async fn json_errors(request: Request, next: Next) -> Response {
     let method = request.method().clone();
+    let body = request.extensions().get::<BodyEnded>().cloned();
     let response = next.run(request).await;
+    // Read after the answer: whether the body had ended by then.
+    let body_unread = body.is_some_and(|b| !b.get());
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) {
         return response;
@@ -230,6 +235,16 @@ pub(super) async fn json_errors(request: Request, next: Next) -> Response {
             format!("{method} is not allowed here; see /openapi.json for the API"),
         ),
         StatusCode::PAYLOAD_TOO_LARGE => too_large(),
+        // A write that timed out with its body still arriving never reached the league
+        // (every handler reads the whole body before it calls it): nothing was written.
+        StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT if write && body_unread => {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                "the request body did not finish arriving within the request timeout \
+                 ([server] request_timeout), so nothing was written; send it again",
+            )
+        }
         StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT if write => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "unknown",

@@ -18,6 +18,10 @@
 //! bad field, a batch with too many items), keep their connection. HTTP/2 has no such
 //! header and needs none: an unread stream does not end the connection.
 //!
+//! The same watch tells `error.rs` whether a request that timed out had its whole
+//! body ([`BodyEnded`], a request extension): a write whose body never finished
+//! arriving never ran, and is answered so (408 `body_timeout`), not `unknown`.
+//!
 //! Owns: the watched body and the header. Must not: change any answer otherwise.
 
 use std::pin::Pin;
@@ -39,7 +43,8 @@ pub(super) async fn close_if_body_unread(request: Request, next: Next) -> Respon
         return next.run(request).await;
     }
     let ended = Arc::new(AtomicBool::new(false));
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    parts.extensions.insert(BodyEnded(ended.clone()));
     let watched = Watched {
         inner: body,
         ended: ended.clone(),
@@ -53,6 +58,18 @@ pub(super) async fn close_if_body_unread(request: Request, next: Next) -> Respon
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     response
+}
+
+/// Whether a request's body has been read to its end: in the extensions of every
+/// HTTP/1 request that has a body (one without has nothing left to read).
+#[derive(Debug, Clone)]
+pub(super) struct BodyEnded(Arc<AtomicBool>);
+
+impl BodyEnded {
+    /// True once the whole body has been read.
+    pub(super) fn get(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
 }
 
 /// A request body that marks `ended` once it has been read to its end.

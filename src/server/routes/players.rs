@@ -29,6 +29,7 @@ use crate::store::Store;
         (status = 400, description = "Bad id or time", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 409, description = "period_closed, not_started, still_closing (with Retry-After)", body = ErrorBody),
+        (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
         (status = 503, description = "store_unavailable or unknown", body = ErrorBody),
     ),
     security(("bearer" = []))
@@ -113,6 +114,7 @@ pub(crate) async fn around<S: Store>(
         (status = 200, body = ProfileOut),
         (status = 400, description = "unknown_profile_field, profile_too_large, invalid_json", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
         (status = 503, body = ErrorBody),
     ),
     security(("bearer" = []))
@@ -183,6 +185,7 @@ pub(crate) async fn rewards<S: Store>(
     responses(
         (status = 200, body = ClaimOut),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
         (status = 503, description = "store_unavailable, or unknown: resend only with the same request_id", body = ErrorBody),
     ),
     security(("bearer" = []))

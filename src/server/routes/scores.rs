@@ -44,6 +44,7 @@ fn options(request_id: Option<String>, at: Option<&str>) -> Result<SubmitOptions
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 409, description = "period_closed, not_joined; not_started and still_closing with Retry-After", body = ErrorBody),
         (status = 413, body = ErrorBody),
+        (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
         (status = 503, description = "unknown (resend only with the same request_id) or store_unavailable", body = ErrorBody),
     ),
     security(("bearer" = []))
@@ -75,7 +76,9 @@ pub(crate) async fn submit<S: Store>(
         (status = 200, body = Vec<BatchItemOut>),
         (status = 400, description = "The body is not a JSON array", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
         (status = 413, description = "payload_too_large, too_many_items", body = ErrorBody),
+        (status = 503, description = "unknown: the request timed out after its body came; resend only with the same request_ids", body = ErrorBody),
     ),
     security(("bearer" = []))
 )]
