@@ -1334,6 +1334,24 @@ async fn pttl(con: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
         .expect("pttl")
 }
 
+/// PTTL of each key a closed bracket keeps for the retention: board, profiles, meta
+/// and outcomes.
+async fn closed_ttls(
+    con: &mut redis::aio::MultiplexedConnection,
+    bracket: &leaguekit::store::keys::BracketKeys,
+) -> Vec<(String, i64)> {
+    let mut ttls = Vec::new();
+    for key in [
+        &bracket.board,
+        &bracket.profiles,
+        &bracket.meta,
+        &bracket.outcomes,
+    ] {
+        ttls.push((key.clone(), pttl(con, key).await));
+    }
+    ttls
+}
+
 /// Sources and grants are opaque strings: quotes, backslashes, slashes (which cjson
 /// escapes), JSON look-alikes, the `p|`/`c|` markers themselves, control bytes, NUL,
 /// non-ASCII and the empty string all come back byte for byte, from `rewards`, from a
@@ -1607,15 +1625,9 @@ async fn claim_and_freeze_then_finish_with_outcomes_on_both_stores() {
     let keys = check(&redis_store().await, "redis").await;
     let bracket = keys.bracket(1, "bronze", 1);
     let mut con = raw_connection().await;
-    for key in [
-        &bracket.board,
-        &bracket.profiles,
-        &bracket.meta,
-        &bracket.outcomes,
-    ] {
-        let ttl = pttl(&mut con, key).await;
+    for (key, ttl) in closed_ttls(&mut con, &bracket).await {
         // The profiles key was never written (no profiles entered): nothing to expire.
-        if key == &bracket.profiles {
+        if key == bracket.profiles {
             assert_eq!(ttl, -2, "{key}");
         } else {
             assert!(3_500_000 < ttl && ttl <= 3_600_000, "{key}: {ttl} ms");
@@ -1676,13 +1688,7 @@ async fn record_outcomes_of_ten_thousand_players_and_their_ttls() {
         store.outcome(&bracket, "p00001").await.expect("outcome"),
         Some("1|stay|bronze|".to_owned())
     );
-    for key in [
-        &bracket.board,
-        &bracket.profiles,
-        &bracket.meta,
-        &bracket.outcomes,
-    ] {
-        let ttl = pttl(&mut con, key).await;
+    for (key, ttl) in closed_ttls(&mut con, &bracket).await {
         assert!(
             (week as i64 - 60) * 1000 < ttl && ttl <= week as i64 * 1000,
             "{key}: {ttl} ms"

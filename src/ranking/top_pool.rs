@@ -132,34 +132,16 @@ impl TopPool {
 mod tests {
     use super::*;
 
+    /// The example season (`config/season.toml`): the tests need only its tiers'
+    /// names.
     fn season() -> Season {
         Season::from_toml(
-            r#"
-name = "t"
-key_prefix = "t"
-[schedule]
-timezone = "UTC"
-period = "daily"
-start = "2026-01-05T00:00:00Z"
-[brackets]
-size = 100
-[scoring]
-max_score = 1_000_000
-[[tiers]]
-name = "bronze"
-promote = 1
-demote = 0
-[[tiers]]
-name = "silver"
-promote = 0
-demote = 1
-"#,
-            "t.toml",
+            include_str!("../../config/season.toml"),
+            "config/season.toml",
         )
-        .expect("season")
+        .expect("the example season")
     }
 
-    /// A board sorted as the store answers it.
     fn board(entries: &[(&str, u64)]) -> Vec<(String, u64)> {
         let mut b: Vec<(String, u64)> =
             entries.iter().map(|(p, v)| ((*p).to_owned(), *v)).collect();
@@ -190,32 +172,26 @@ demote = 1
         // A silver board goes to no bronze list.
         pool.offer(&s, "silver", 1, &board(&[("zed", 1_000_000)]));
         all.sort();
+        // A list's entries, and the best MAX_TOP of every board offered (of one
+        // group only, for a cohort's list).
+        let entries_of = |l: &PoolList| -> Vec<(u64, String)> {
+            l.entries
+                .iter()
+                .map(|e| (e.packed, e.player.clone()))
+                .collect()
+        };
+        let best_of = |only: Option<&str>| -> Vec<(u64, String)> {
+            all.iter()
+                .filter(|(_, _, g)| only.is_none_or(|o| *g == o))
+                .take(MAX_TOP as usize)
+                .map(|(v, p, _)| (v.0, p.clone()))
+                .collect()
+        };
         let tier = pool.finish("bronze").expect("made for bronze");
-        let want: Vec<_> = all
-            .iter()
-            .take(MAX_TOP as usize)
-            .map(|(v, p, _)| (v.0, p.clone()))
-            .collect();
-        let got: Vec<_> = tier
-            .entries
-            .iter()
-            .map(|e| (e.packed, e.player.clone()))
-            .collect();
-        assert_eq!(got, want);
+        assert_eq!(entries_of(&tier), best_of(None));
         assert_eq!(tier.seen.len(), (n / 100) as usize);
         let eu = pool.finish("bronze@eu").expect("made for the cohort");
-        let want_eu: Vec<_> = all
-            .iter()
-            .filter(|(_, _, g)| *g == "bronze@eu")
-            .take(MAX_TOP as usize)
-            .map(|(v, p, _)| (v.0, p.clone()))
-            .collect();
-        let got_eu: Vec<_> = eu
-            .entries
-            .iter()
-            .map(|e| (e.packed, e.player.clone()))
-            .collect();
-        assert_eq!(got_eu, want_eu);
+        assert_eq!(entries_of(&eu), best_of(Some("bronze@eu")));
         assert!(eu.seen.iter().all(|(g, _)| g == "bronze@eu"));
         let silver = pool.finish("silver").expect("made for silver");
         assert_eq!(silver.entries.len(), 1);
