@@ -15,7 +15,8 @@
 //! of 100 through the bulk path (`set_profile` from 50 tasks, then `join_many`), then
 //! measures, with 50 concurrent tasks on one `League<RedisStore>`:
 //! - idempotent submits (a request id each) against the seeds' own update script
-//!   (SET NX EX + ZSCORE + ZADD) by EVALSHA, `redis-benchmark -c 50 -P 16`;
+//!   (SET NX EX + ZSCORE + ZADD) by EVALSHA, `redis-benchmark -c 50 -P 16`; then the
+//!   same submits `without_rank()` (no ZRANK);
 //! - standings pages of 100 with profiles against `ZREVRANGE key 0 99 WITHSCORES`:
 //!   five reads a bracket after the submits (the first builds the page, the others read
 //!   it kept), the same reads again (every page kept), and with the page cache off
@@ -737,6 +738,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let raw_submit_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops * 4) as f64;
     row("idempotent submit", submit_rate, raw_submit.0, "ops/s");
     cpu_row(submit_cpu, raw_submit_cpu);
+    // The same submits (new request ids) leaving the rank out: no ZRANK, the scan of
+    // the board's listpack that a rank costs.
+    let (l, ids2) = (league.clone(), ids.clone());
+    let cpu = redis_cpu(&nodes);
+    let (unranked_rate, _) = concurrent(n_ops, move |i| {
+        let (l, ids) = (l.clone(), ids2.clone());
+        async move {
+            let p = &ids[(i * 7919) % ids.len()];
+            l.submit(
+                p,
+                (i % 50) as i64 + 1,
+                SubmitOptions::default()
+                    .request_id(format!("u{i}"))
+                    .at(at)
+                    .without_rank(),
+            )
+            .await
+            .expect("submit");
+        }
+    })
+    .await;
+    let unranked_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / n_ops as f64;
+    row(
+        "  the same, without_rank()",
+        unranked_rate,
+        raw_submit.0,
+        "ops/s",
+    );
+    cpu_row(unranked_cpu, raw_submit_cpu);
 
     // Standings pages of 100 with profiles vs ZREVRANGE of a 100-member set. Every
     // bracket's page was dropped by the submits above, so each bracket's first read
@@ -880,12 +910,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Path::new("target").join("bench");
     let _ = std::fs::create_dir_all(&dir);
     let last = format!(
-        "submit_ratio={:.2} read_ratio={:.2} read_kept_ratio={:.2} read_uncached_ratio={:.2} \
+        "submit_ratio={:.2} submit_unranked_ratio={:.2} read_ratio={:.2} read_kept_ratio={:.2} read_uncached_ratio={:.2} \
          join_ratio={:.2} \
          submit_p50_us={:.0} \
          submit_p99_us={:.0} read_p50_us={:.0} read_p99_us={:.0} load_players_per_s={:.0} \
          rollover_s={:.2} bytes_per_player={:.0} bytes_per_player_profiles={:.0}",
         submit_rate / raw_submit.0,
+        unranked_rate / raw_submit.0,
         read_rate / raw_read.0,
         kept_rate / raw_read.0,
         cold_rate / raw_read.0,

@@ -22,10 +22,13 @@ async fn play<S: Store>(league: League<S>) -> Result<(), leaguekit::Error> {
                 SubmitOptions::default().request_id(format!("{player}-match-1")),
             )
             .await?;
-        println!(
-            "{player}: score {} rank {} in {} #{}",
-            s.score, s.rank, s.tier, s.bracket
-        );
+        // `rank` is `None` only for updates sent `without_rank()`.
+        if let Some(rank) = s.rank {
+            println!(
+                "{player}: score {} rank {rank} in {} #{}",
+                s.score, s.tier, s.bracket
+            );
+        }
     }
     // A retried request changes nothing and answers as the first time did.
     let retry = league

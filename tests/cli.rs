@@ -169,7 +169,14 @@ fn data_commands_print_their_json_shapes() {
         (Some(42), Some(false))
     );
     let neg = cli.json(&["submit", "ana", "-2", "--at", AT]);
-    assert_eq!(neg["score"].as_u64(), Some(40));
+    assert_eq!(
+        (neg["score"].as_u64(), neg["rank"].as_u64()),
+        (Some(40), Some(1))
+    );
+    let unranked = cli.json(&["submit", "ana", "1", "--at", AT, "--no-rank"]);
+    assert_eq!(unranked["score"].as_u64(), Some(41));
+    assert!(unranked["rank"].is_null(), "{unranked}");
+    cli.json(&["submit", "ana", "-1", "--at", AT]);
     let p = cli.json(&["profile", "ana", "name=Ana", "avatar=a.png"]);
     assert_eq!(p["profile"]["name"], "Ana");
     let period = s["period"].as_u64().expect("period").to_string();

@@ -167,7 +167,7 @@ on_both!(exact_increment_sum, |league, _clock| {
             .expect("submit");
         assert_eq!(s.score as i64, expected);
         assert!(s.applied);
-        assert_eq!(s.rank, 1);
+        assert_eq!(s.rank, Some(1));
     }
 });
 
@@ -187,7 +187,7 @@ on_both!(
             [("a".into(), 70), ("b".into(), 70)]
         );
         let s = submit_at(&league, "b", 71, "2026-01-05T05:00:00Z").await;
-        assert_eq!((s.score, s.rank), (71, 1));
+        assert_eq!((s.score, s.rank), (71, Some(1)));
     }
 );
 
@@ -885,16 +885,16 @@ on_both!(request_ids_are_per_player, |league, _clock| {
     let bo = league.submit("bo", 3, opts.clone()).await.expect("bo");
     assert!(ana.applied && bo.applied);
     assert_eq!((ana.player.as_str(), ana.score), ("ana", 10));
-    assert_eq!((bo.player.as_str(), bo.score, bo.rank), ("bo", 3, 2));
+    assert_eq!((bo.player.as_str(), bo.score, bo.rank), ("bo", 3, Some(2)));
     // Each one's retry answers with that player's own first answer.
     let again = league.submit("bo", 3, opts.clone()).await.expect("retry");
     assert!(!again.applied);
     assert_eq!(
         (again.player.as_str(), again.score, again.rank),
-        ("bo", 3, 2)
+        ("bo", 3, Some(2))
     );
     let again = league.submit("ana", 10, opts).await.expect("retry");
-    assert_eq!((again.score, again.rank), (10, 1));
+    assert_eq!((again.score, again.rank), (10, Some(1)));
     assert_eq!(
         order(&league, "bronze", 1).await,
         [("ana".to_owned(), 10), ("bo".to_owned(), 3)]
@@ -912,7 +912,7 @@ on_both!(
         let a = league.submit("a", 10, first("ra")).await.expect("a");
         let b = league.submit("b", 10, first("rb")).await.expect("b");
         // Equal scores at the same time: the ids break the tie.
-        assert_eq!((a.rank, b.rank), (1, 2));
+        assert_eq!((a.rank, b.rank), (Some(1), Some(2)));
         let big = league.submit("c", 600_000, first("rc")).await.expect("c");
         league
             .submit("c", 300_000, first("rc2"))
@@ -927,7 +927,10 @@ on_both!(
         // out of range (c past max_score), one of a repeated first answer.
         for _ in 0..2 {
             let again = league.submit("b", 10, first("rb")).await.expect("b retry");
-            assert_eq!((again.applied, again.score, again.rank), (false, 10, 2));
+            assert_eq!(
+                (again.applied, again.score, again.rank),
+                (false, 10, Some(2))
+            );
             let again = league
                 .submit("c", 600_000, first("rc"))
                 .await
@@ -943,10 +946,68 @@ on_both!(
         assert_eq!((b_now.score, b_now.rank), (Some(10), Some(3)));
         // A new id applies as usual, and the page follows.
         let moved = league.submit("b", 1, first("rb2")).await.expect("b moves");
-        assert_eq!((moved.applied, moved.score, moved.rank), (true, 11, 2));
+        assert_eq!(
+            (moved.applied, moved.score, moved.rank),
+            (true, 11, Some(2))
+        );
         assert_eq!(
             order(&league, "bronze", 1).await,
             [("c".into(), 900_000), ("b".into(), 11), ("a".into(), 10)]
+        );
+    }
+);
+
+on_both!(
+    an_update_without_rank_answers_none_and_moves_the_board_the_same,
+    |league, _clock| {
+        let at = t("2026-01-05T03:00:00Z");
+        let with = |id: &str| SubmitOptions::default().request_id(id).at(at);
+        let without = |id: &str| with(id).without_rank();
+        let a = league.submit("a", 10, with("ra")).await.expect("a");
+        assert_eq!((a.score, a.rank), (10, Some(1)));
+        let b = league.submit("b", 20, without("rb")).await.expect("b");
+        assert_eq!((b.applied, b.score, b.rank), (true, 20, None));
+        // The board moved as with a rank: b is first.
+        assert_eq!(
+            order(&league, "bronze", 1).await,
+            [("b".into(), 20), ("a".into(), 10)]
+        );
+        // A retry answers as the first time did, whatever it asks now: no rank for b's,
+        // a rank for one whose first answer had one.
+        let again = league.submit("b", 20, with("rb")).await.expect("b retry");
+        assert_eq!((again.applied, again.score, again.rank), (false, 20, None));
+        let c = league.submit("c", 5, with("rc")).await.expect("c");
+        assert_eq!(c.rank, Some(3));
+        let again = league.submit("c", 5, without("rc")).await.expect("c retry");
+        assert_eq!(
+            (again.applied, again.score, again.rank),
+            (false, 5, Some(3))
+        );
+        // Without a request id, and in a batch mixing both.
+        let d = league
+            .submit("d", 1, SubmitOptions::default().at(at).without_rank())
+            .await
+            .expect("d");
+        assert_eq!((d.score, d.rank), (1, None));
+        let out = league
+            .submit_many(&[
+                BatchItem::new("a", 15).with_options(without("ra2")),
+                BatchItem::new("c", 1).with_options(with("rc2")),
+            ])
+            .await;
+        let ranks: Vec<_> = out
+            .into_iter()
+            .map(|r| r.map(|s| (s.score, s.rank)).expect("batch item"))
+            .collect();
+        assert_eq!(ranks, [(25, None), (6, Some(3))]);
+        assert_eq!(
+            order(&league, "bronze", 1).await,
+            [
+                ("a".into(), 25),
+                ("b".into(), 20),
+                ("c".into(), 6),
+                ("d".into(), 1)
+            ]
         );
     }
 );

@@ -220,6 +220,19 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         )
         .await;
     assert_eq!(odd["player"], "b/o {x}");
+    // `"rank": false` leaves the rank out (the store skips its board scan).
+    let unranked = api
+        .ok(
+            Method::POST,
+            "/v1/players/ana/scores",
+            Some(json!({"value": 1, "at": at, "rank": false})),
+        )
+        .await;
+    assert_eq!(
+        keys(&unranked),
+        ["applied", "bracket", "period", "player", "score", "tier"]
+    );
+    assert_eq!(unranked["score"].as_u64(), Some(43));
 
     let batch = api
         .ok(
@@ -231,6 +244,7 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
                 {"player": "dee", "value": 3, "bogus": true},
                 {"player": "cy", "value": 5, "request_id": "x", "at": at},
                 {"player": "cy", "value": 5, "request_id": "x", "at": at},
+                {"player": "cy", "value": 1, "at": at, "rank": false},
             ])),
         )
         .await;
@@ -242,7 +256,18 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         .collect();
     assert_eq!(
         statuses,
-        ["applied", "refused", "refused", "applied", "duplicate"]
+        [
+            "applied",
+            "refused",
+            "refused",
+            "applied",
+            "duplicate",
+            "applied"
+        ]
+    );
+    assert_eq!(
+        (batch[5]["score"].as_u64(), batch[5].get("rank")),
+        (Some(11), None)
     );
     assert_eq!(
         keys(&batch[0]),

@@ -271,7 +271,7 @@ async fn update_script_mirrors_packing_apply() {
                         .position(|(p, _)| **p == player)
                         .expect("in model");
                     assert_eq!(sub.score, packed / packing.span(), "step {step}");
-                    assert_eq!(sub.rank, rank as u64 + 1, "step {step}");
+                    assert_eq!(sub.rank, Some(rank as u64 + 1), "step {step}");
                     assert!(sub.applied);
                     let entry = league
                         .store()

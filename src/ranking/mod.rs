@@ -42,7 +42,9 @@ pub struct Submission {
     /// The score after the update (for a repeated request id: after the first one).
     pub score: u64,
     /// 1-based rank after the update (for a repeated request id: the first answer's).
-    pub rank: u64,
+    /// `None` when the update was submitted [`without_rank`](SubmitOptions::without_rank),
+    /// or for a repeated request id whose first update was.
+    pub rank: Option<u64>,
     /// False when the request id had been seen: nothing changed.
     pub applied: bool,
     /// When this score placed the player in the period (`join = "on_first_score"`):
@@ -99,6 +101,11 @@ pub struct SubmitOptions {
     /// The cohort a first score places the player in (a label of the season's
     /// `[cohorts]`); ignored once the player is placed in the period.
     pub cohort: Option<String>,
+    /// Leaves the rank out of the answer ([`Submission::rank`] is `None`). On Redis a
+    /// rank is a scan of the bracket's board (ZRANK on its listpack): leaving it out
+    /// saves about a sixth of an update's Redis time, for callers that show ranks from
+    /// standings reads rather than from each submit.
+    pub without_rank: bool,
 }
 
 impl SubmitOptions {
@@ -117,6 +124,12 @@ impl SubmitOptions {
     /// Sets the event time.
     pub fn at(mut self, at: DateTime<Utc>) -> Self {
         self.at = Some(at);
+        self
+    }
+
+    /// Leaves the rank out of the answer: see [`SubmitOptions::without_rank`](#structfield.without_rank).
+    pub fn without_rank(mut self) -> Self {
+        self.without_rank = true;
         self
     }
 }

@@ -22,7 +22,7 @@ impl<S: Store> League<S> {
         player: &'a str,
         value: i64,
         item: &Prepared,
-        request_id: Option<&str>,
+        options: &SubmitOptions,
         bkeys: &BracketKeys,
     ) -> Update<'a> {
         let window = self.season.scoring.idempotency_window.as_secs().max(1);
@@ -33,8 +33,12 @@ impl<S: Store> League<S> {
             tick: item.tick,
             max_score: self.season.packing.max_score(),
             span: self.season.packing.span(),
-            request: request_id.map(|id| (bkeys.request(player, id), window)),
+            request: options
+                .request_id
+                .as_deref()
+                .map(|id| (bkeys.request(player, id), window)),
             time: self.time_check(&item.period, item.at),
+            rank: !options.without_rank,
         }
     }
 
@@ -87,7 +91,7 @@ impl<S: Store> League<S> {
             cohort: cohort.map(str::to_owned),
             bracket: placed.bracket,
             score,
-            rank: reply.rank + 1,
+            rank: reply.rank.map(|r| r + 1),
             applied,
             last,
             pending_rewards,
@@ -161,7 +165,6 @@ impl<S: Store> League<S> {
     ) -> Result<Submission, Error> {
         let now = self.now().await?;
         let item = self.precheck(player, value, &options, now)?;
-        let request_id = options.request_id.as_deref();
         let (mut placed, mut welcome) = self
             .placement_for_update(
                 player,
@@ -175,7 +178,7 @@ impl<S: Store> League<S> {
             .store
             .update(
                 &placed.keys,
-                &self.update(player, value, &item, request_id, &placed.keys),
+                &self.update(player, value, &item, &options, &placed.keys),
             )
             .await?;
         if reply.status == UpdateStatus::NotPlaced {
@@ -188,7 +191,7 @@ impl<S: Store> League<S> {
                 .store
                 .update(
                     &placed.keys,
-                    &self.update(player, value, &item, request_id, &placed.keys),
+                    &self.update(player, value, &item, &options, &placed.keys),
                 )
                 .await?;
         }
@@ -328,7 +331,7 @@ impl<S: Store> League<S> {
                     &item.player,
                     item.value,
                     prepared,
-                    item.options.request_id.as_deref(),
+                    &item.options,
                     &placed.keys,
                 );
                 (&placed.keys, update)
@@ -386,7 +389,7 @@ impl<S: Store> League<S> {
             &item.player,
             item.value,
             prepared,
-            item.options.request_id.as_deref(),
+            &item.options,
             &placed.keys,
         );
         let reply = self.store.update(&placed.keys, &update).await?;

@@ -304,6 +304,9 @@ pub struct Update<'a> {
     pub request: Option<(String, u64)>,
     /// The event's time rules.
     pub time: TimeCheck,
+    /// Whether the reply carries the rank after the update (it costs the store a scan
+    /// of the board on Redis).
+    pub rank: bool,
 }
 
 /// What the store did with an update.
@@ -337,8 +340,10 @@ pub struct UpdateReply {
     pub status: UpdateStatus,
     /// The packed value after the update (the first answer's, for a duplicate).
     pub packed: u64,
-    /// 0-based rank after the update (the first answer's, for a duplicate).
-    pub rank: u64,
+    /// 0-based rank after the update (the first answer's, for a duplicate): `None`
+    /// when the update did not ask for it, or for a duplicate whose first answer had
+    /// none, and for every status but `Applied` and `Duplicate`.
+    pub rank: Option<u64>,
 }
 
 /// A bracket entry as stored.

@@ -60,6 +60,7 @@ pub(crate) async fn run(
     league: &League<RedisStore>,
     source: &str,
     wait: u64,
+    no_rank: bool,
 ) -> Result<(), Failure> {
     let reader: Box<dyn BufRead> = if source == "-" {
         Box::new(std::io::stdin().lock())
@@ -91,6 +92,9 @@ pub(crate) async fn run(
                     }
                     if let Some(c) = l.cohort {
                         o = o.cohort(c);
+                    }
+                    if no_rank {
+                        o = o.without_rank();
                     }
                     Ok(BatchItem::new(l.player, l.value).with_options(o))
                 });

@@ -49,6 +49,10 @@ pub(crate) struct SubmitArgs {
     /// the input is reported as not attempted, in seconds.
     #[arg(long, default_value_t = 300, requires = "batch")]
     wait: u64,
+    /// Leave the rank out of the answer ("rank": null; with --batch, of every line's):
+    /// saves Redis a scan of the bracket's board per update.
+    #[arg(long)]
+    no_rank: bool,
 }
 
 /// A player's tier, bracket, rank and score.
@@ -86,7 +90,7 @@ pub(crate) async fn join(cli: &Cli, season: Season, args: &JoinArgs) -> Result<(
 pub(crate) async fn submit(cli: &Cli, season: Season, args: &SubmitArgs) -> Result<(), Failure> {
     let league = redis_league(cli, season).await?;
     if let Some(source) = &args.batch {
-        return crate::batch::run(&league, source, args.wait).await;
+        return crate::batch::run(&league, source, args.wait, args.no_rank).await;
     }
     let (Some(player), Some(value)) = (&args.player, args.value) else {
         return Err(usage("submit needs PLAYER and VALUE, or --batch FILE"));
@@ -100,6 +104,9 @@ pub(crate) async fn submit(cli: &Cli, season: Season, args: &SubmitArgs) -> Resu
     }
     if let Some(c) = &args.cohort {
         o = o.cohort(c.clone());
+    }
+    if args.no_rank {
+        o = o.without_rank();
     }
     print(&league.submit(player, value, o).await?)
 }

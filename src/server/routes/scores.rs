@@ -17,8 +17,15 @@ use crate::server::model::{
 };
 use crate::store::Store;
 
-fn options(request_id: Option<String>, at: Option<&str>) -> Result<SubmitOptions, ApiError> {
+fn options(
+    request_id: Option<String>,
+    at: Option<&str>,
+    rank: bool,
+) -> Result<SubmitOptions, ApiError> {
     let mut o = SubmitOptions::default();
+    if !rank {
+        o = o.without_rank();
+    }
     if let Some(id) = request_id {
         o = o.request_id(id);
     }
@@ -54,7 +61,7 @@ pub(crate) async fn submit<S: Store>(
     P(player): P<String>,
     Body(body): Body<SubmitIn>,
 ) -> Result<Json<SubmissionOut>, ApiError> {
-    let o = options(body.request_id, body.at.as_deref())?;
+    let o = options(body.request_id, body.at.as_deref(), body.rank)?;
     let s = app.league.submit(&player, body.value, o).await?;
     if s.applied {
         app.hub.nudge(&s.tier, s.bracket);
@@ -62,7 +69,7 @@ pub(crate) async fn submit<S: Store>(
     Ok(Json(s.into()))
 }
 
-/// Submits many updates (a JSON array of `{"player","value","request_id"?,"at"?}`) in
+/// Submits many updates (a JSON array of `{"player","value","request_id"?,"at"?,"rank"?}`) in
 /// one pipelined round trip to the store. The answer has exactly one result per item,
 /// in order: `applied`/`duplicate` with the submission, `refused` (nothing written) or
 /// `unknown` (resend only with its request id) with `error`. The status is 200
@@ -105,11 +112,11 @@ pub(crate) async fn batch<S: Store>(
                 ApiError::bad_request(
                     "invalid_json",
                     format!(
-                        "invalid item: {e}; expected {{\"player\",\"value\",\"request_id\"?,\"at\"?}}"
+                        "invalid item: {e}; expected {{\"player\",\"value\",\"request_id\"?,\"at\"?,\"rank\"?}}"
                     ),
                 )
             })?;
-            let o = options(item.request_id, item.at.as_deref())?;
+            let o = options(item.request_id, item.at.as_deref(), item.rank)?;
             Ok(BatchItem::new(item.player, item.value).with_options(o))
         })
         .collect();

@@ -71,8 +71,8 @@ struct BracketData {
     /// player → (profile version, profile JSON).
     profiles: HashMap<String, (u64, String)>,
     meta: HashMap<String, String>,
-    /// request key → (packed, rank, expires at).
-    requests: HashMap<String, (u64, u64, DateTime<Utc>)>,
+    /// request key → (packed, rank if asked for, expires at).
+    requests: HashMap<String, (u64, Option<u64>, DateTime<Utc>)>,
     outcomes: HashMap<String, String>,
     /// (owner, expires at in unix milliseconds).
     lease: Option<(String, i64)>,

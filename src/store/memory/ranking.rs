@@ -61,7 +61,7 @@ impl BracketData {
         let refused = |status| UpdateReply {
             status,
             packed: 0,
-            rank: 0,
+            rank: None,
         };
         // The idempotency record first: a retry is answered as the first time was,
         // even once the period has closed.
@@ -99,14 +99,14 @@ impl BracketData {
                 return UpdateReply {
                     status: UpdateStatus::OutOfRange { current },
                     packed: current,
-                    rank: 0,
+                    rank: None,
                 };
             }
         };
         match packing.apply(update.mode, Some(current), update.value, update.tick) {
             Ok(packed) => {
                 self.put(update.player, packed);
-                let rank = self.rank(update.player, packed);
+                let rank = update.rank.then(|| self.rank(update.player, packed));
                 if let Some((key, window)) = &update.request {
                     self.requests.retain(|_, (_, _, exp)| *exp > now);
                     let expires = now + chrono::Duration::seconds(*window as i64);
@@ -121,7 +121,7 @@ impl BracketData {
             Err(_) => UpdateReply {
                 status: UpdateStatus::OutOfRange { current },
                 packed: current,
-                rank: 0,
+                rank: None,
             },
         }
     }

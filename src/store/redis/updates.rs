@@ -139,7 +139,8 @@ fn update_call(items: &[Item<'_, '_>]) -> ScriptInvocation<'static> {
             })
             .arg(window)
             .arg(*token)
-            .arg(update.time.at_ms);
+            .arg(update.time.at_ms)
+            .arg(if update.rank { "1" } else { "" });
     }
     inv
 }
@@ -189,12 +190,17 @@ fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
             .unwrap_or(absent)
             .to_owned())
     };
+    // The rank: "" when the update did not ask for it (or, for a duplicate, the
+    // first one did not).
+    let rank = |i: usize| -> Result<Option<u64>, StoreError> {
+        match items.get(i) {
+            Some(Value::BulkString(b)) if b.is_empty() => Ok(None),
+            Some(v) => uint(v, "rank").map(Some),
+            None => Err(protocol("update reply without rank")),
+        }
+    };
     let (status, packed, rank) = match status {
-        "applied" => (
-            UpdateStatus::Applied,
-            number(1, "packed")?,
-            number(2, "rank")?,
-        ),
+        "applied" => (UpdateStatus::Applied, number(1, "packed")?, rank(2)?),
         "duplicate" => {
             let first = detail(3, "attempt token", "")?;
             // Our own earlier attempt, applied before its reply was lost: this call
@@ -204,16 +210,16 @@ fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
             } else {
                 UpdateStatus::Duplicate
             };
-            (status, number(1, "packed")?, number(2, "rank")?)
+            (status, number(1, "packed")?, rank(2)?)
         }
         "out_of_range" => {
             let current = number(1, "packed")?;
-            (UpdateStatus::OutOfRange { current }, current, 0)
+            (UpdateStatus::OutOfRange { current }, current, None)
         }
-        "closed" => (UpdateStatus::Closed, 0, 0),
-        "not_placed" => (UpdateStatus::NotPlaced, 0, 0),
+        "closed" => (UpdateStatus::Closed, 0, None),
+        "not_placed" => (UpdateStatus::NotPlaced, 0, None),
         "not_yet" | "future" => match time_refusal(&items)? {
-            Some(why) => (UpdateStatus::Refused(why), 0, 0),
+            Some(why) => (UpdateStatus::Refused(why), 0, None),
             None => return Err(protocol("bad time refusal")),
         },
         "malformed" => {

@@ -34,8 +34,8 @@
 -- ARGV[5]  the period's start, ARGV[6] when it stops accepting events (end + skew),
 --          ARGV[7] the allowed skew (all ms)
 --
--- Per update i, four keys from KEYS[4(i-1) + 1] and six arguments from
--- ARGV[7 + 6(i-1) + 1]:
+-- Per update i, four keys from KEYS[4(i-1) + 1] and seven arguments from
+-- ARGV[7 + 7(i-1) + 1]:
 -- KEYS  bracket board (zset: player -> minus the packed score); bracket meta (hash:
 --       field "closed" marks a closed bracket, "paged" that the page cache may hold
 --       pages); bracket page cache (see open_page.lua), deleted when the board
@@ -45,9 +45,12 @@
 --       outcome); tick (the caller clamps it to span - 2, as Packing::apply does);
 --       "" when the update has no request id, else the idempotency window in seconds
 --       (0: answer a request id seen before, but do not remember this one); attempt
---       token (identifies this update across client-side retries); the event's time
+--       token (identifies this update across client-side retries); the event's time;
+--       "1" to answer the rank after the update, "" not to (ZRANK scans the board's
+--       listpack from the top: about a sixth of an update's Redis time)
 --
--- Reply: one per update, in order (all strings):
+-- Reply: one per update, in order (all strings; rank "" when not asked for, and for
+-- a duplicate when the first answer had none):
 --   {"duplicate", packed, rank, token}   the first answer to this request id
 --   {"future", ms ahead, now}            the event is beyond now + skew
 --   {"not_yet", ms to wait}              the period has not started
@@ -95,7 +98,7 @@ local function answer_of(rq, seen)
   if not seen then
     return nil
   end
-  local packed, rank, token = string.match(seen, '^(%d+):(%d+):?(.*)$')
+  local packed, rank, token = string.match(seen, '^(%d+):(%d*):?(.*)$')
   if not packed then
     return {'malformed', 'idempotency record ' .. seen .. ' at ' .. rq}
   end
@@ -114,8 +117,8 @@ local function unless_seen(ask, reply)
   return reply
 end
 
--- Update i's keys are KEYS[k + 1..4] and its arguments ARGV[a + 1..6]:
--- k = 4(i-1), a = 7 + 6(i-1).
+-- Update i's keys are KEYS[k + 1..4] and its arguments ARGV[a + 1..7]:
+-- k = 4(i-1), a = 7 + 7(i-1).
 local function update(k, a)
   local player = ARGV[a + 1]
   local window = ARGV[a + 4]
@@ -220,9 +223,11 @@ local function update(k, a)
   local newpacked = result * span + newrev
 
   redis.call('ZADD', KEYS[k + 1], neg(newpacked), player)
-  local rank = redis.call('ZRANK', KEYS[k + 1], player)
   local out_packed = fmt(newpacked)
-  local out_rank = fmt(rank)
+  local out_rank = ''
+  if ARGV[a + 7] ~= '' then
+    out_rank = fmt(redis.call('ZRANK', KEYS[k + 1], player))
+  end
   if ask then
     -- The record's check and write in one command. A record found means this
     -- update is a retry: put the board back exactly as it was (the old score; equal
@@ -263,6 +268,6 @@ end
 
 local reply = {}
 for i = 1, #KEYS / 4 do
-  reply[i] = each(4 * (i - 1), 7 + 6 * (i - 1))
+  reply[i] = each(4 * (i - 1), 7 + 7 * (i - 1))
 end
 return reply
