@@ -16,7 +16,8 @@
 //! measures, with 50 concurrent tasks on one `League<RedisStore>`:
 //! - idempotent submits (a request id each) against the seeds' own update script
 //!   (SET NX EX + ZSCORE + ZADD) by EVALSHA, `redis-benchmark -c 50 -P 16`; then the
-//!   same submits `without_rank()` (no ZRANK);
+//!   same submits `without_rank()` (no ZRANK), in rounds alternating with submits
+//!   with the rank;
 //! - standings pages of 100 with profiles against `ZREVRANGE key 0 99 WITHSCORES`:
 //!   five reads a bracket after the submits (the first builds the page, the others read
 //!   it kept), the same reads again (every page kept), and with the page cache off
@@ -738,35 +739,51 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let raw_submit_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops * 4) as f64;
     row("idempotent submit", submit_rate, raw_submit.0, "ops/s");
     cpu_row(submit_cpu, raw_submit_cpu);
-    // The same submits (new request ids) leaving the rank out: no ZRANK, the scan of
-    // the board's listpack that a rank costs.
-    let (l, ids2) = (league.clone(), ids.clone());
-    let cpu = redis_cpu(&nodes);
-    let (unranked_rate, _) = concurrent(n_ops, move |i| {
-        let (l, ids) = (l.clone(), ids2.clone());
-        async move {
-            let p = &ids[(i * 7919) % ids.len()];
-            l.submit(
-                p,
-                (i % 50) as i64 + 1,
-                SubmitOptions::default()
-                    .request_id(format!("u{i}"))
-                    .at(at)
-                    .without_rank(),
-            )
-            .await
-            .expect("submit");
-        }
-    })
-    .await;
-    let unranked_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / n_ops as f64;
+    // The same submits leaving the rank out (no ZRANK, the scan of the board's listpack
+    // that a rank costs), against the same submits with it: alternating rounds, since
+    // this machine's speed drifts within minutes and every round adds keys.
+    let (mut ranked, mut unranked) = ((0.0, 0.0), (0.0, 0.0));
+    let round = n_ops / 8;
+    for r in 0..8 {
+        let without_rank = r % 2 == 1;
+        let (l, ids2) = (league.clone(), ids.clone());
+        let cpu = redis_cpu(&nodes);
+        let t = Instant::now();
+        concurrent(round, move |i| {
+            let (l, ids) = (l.clone(), ids2.clone());
+            async move {
+                let i = r * round + i;
+                let p = &ids[(i * 7919) % ids.len()];
+                let mut o = SubmitOptions::default().request_id(format!("u{i}")).at(at);
+                if without_rank {
+                    o = o.without_rank();
+                }
+                l.submit(p, (i % 50) as i64 + 1, o).await.expect("submit");
+            }
+        })
+        .await;
+        let spent = (t.elapsed().as_secs_f64(), redis_cpu(&nodes) - cpu);
+        let sum = if without_rank {
+            &mut unranked
+        } else {
+            &mut ranked
+        };
+        *sum = (sum.0 + spent.0, sum.1 + spent.1);
+    }
+    let half = (round * 4) as f64;
+    let unranked_rate = half / unranked.0;
+    println!(
+        "  alternating rounds of {round}: with the rank {:.0} ops/s, {:.1} us of Redis CPU each",
+        half / ranked.0,
+        ranked.1 * 1e6 / half
+    );
     row(
         "  the same, without_rank()",
         unranked_rate,
         raw_submit.0,
         "ops/s",
     );
-    cpu_row(unranked_cpu, raw_submit_cpu);
+    cpu_row(unranked.1 * 1e6 / half, raw_submit_cpu);
 
     // Standings pages of 100 with profiles vs ZREVRANGE of a 100-member set. Every
     // bracket's page was dropped by the submits above, so each bracket's first read
