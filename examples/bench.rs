@@ -492,6 +492,35 @@ where
     (rate, all)
 }
 
+/// Idempotent submits `which` (request ids `{prefix}{i}`, at `at`) from TASKS tasks,
+/// each to a player spread over `ids`: operations per second and the sorted latencies.
+async fn submits(
+    league: &Arc<League<RedisStore>>,
+    ids: &Arc<Vec<String>>,
+    at: chrono::DateTime<chrono::Utc>,
+    prefix: &'static str,
+    which: std::ops::Range<usize>,
+    without_rank: bool,
+) -> (f64, Vec<Duration>) {
+    let (l, ids) = (league.clone(), ids.clone());
+    let first = which.start;
+    concurrent(which.len(), move |i| {
+        let (l, ids) = (l.clone(), ids.clone());
+        async move {
+            let i = first + i;
+            let p = &ids[(i * 7919) % ids.len()];
+            let mut o = SubmitOptions::default()
+                .request_id(format!("{prefix}{i}"))
+                .at(at);
+            if without_rank {
+                o = o.without_rank();
+            }
+            l.submit(p, (i % 50) as i64 + 1, o).await.expect("submit");
+        }
+    })
+    .await
+}
+
 /// Reads `n` first pages of 100 of period 1's bronze brackets (1..=brackets, in a
 /// stride that visits each once before any twice) from TASKS tasks.
 async fn read_pages(
@@ -678,23 +707,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // Idempotent submits, steady state (placements cached), vs the seeds' script.
-    let (l, ids2) = (league.clone(), ids.clone());
     let at = opened + Span::hours(11);
     let cpu = redis_cpu(&nodes);
-    let (submit_rate, submit_lat) = concurrent(n_ops, move |i| {
-        let (l, ids) = (l.clone(), ids2.clone());
-        async move {
-            let p = &ids[(i * 7919) % ids.len()];
-            l.submit(
-                p,
-                (i % 50) as i64 + 1,
-                SubmitOptions::default().request_id(format!("r{i}")).at(at),
-            )
-            .await
-            .expect("submit");
-        }
-    })
-    .await;
+    let (submit_rate, submit_lat) = submits(&league, &ids, at, "r", 0..n_ops, false).await;
     let submit_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / n_ops as f64;
     let sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
@@ -746,21 +761,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let round = n_ops / 8;
     for r in 0..8 {
         let without_rank = r % 2 == 1;
-        let (l, ids2) = (league.clone(), ids.clone());
         let cpu = redis_cpu(&nodes);
         let t = Instant::now();
-        concurrent(round, move |i| {
-            let (l, ids) = (l.clone(), ids2.clone());
-            async move {
-                let i = r * round + i;
-                let p = &ids[(i * 7919) % ids.len()];
-                let mut o = SubmitOptions::default().request_id(format!("u{i}")).at(at);
-                if without_rank {
-                    o = o.without_rank();
-                }
-                l.submit(p, (i % 50) as i64 + 1, o).await.expect("submit");
-            }
-        })
+        submits(
+            &league,
+            &ids,
+            at,
+            "u",
+            r * round..(r + 1) * round,
+            without_rank,
+        )
         .await;
         let spent = (t.elapsed().as_secs_f64(), redis_cpu(&nodes) - cpu);
         let sum = if without_rank {
