@@ -542,12 +542,13 @@ async fn read_pages(
 }
 
 /// Sets a two-field profile for `ids` (from TASKS tasks), then joins them all through
-/// `join_many`: the profiles' rate and the joins' rate.
+/// `join_many`: the profiles' rate, the joins' rate and Redis's CPU a join (µs).
 async fn load(
     league: &Arc<League<RedisStore>>,
     ids: &Arc<Vec<String>>,
     profiles: bool,
-) -> (f64, f64) {
+    nodes: &[Node],
+) -> (f64, f64, f64) {
     let profile_rate = if profiles {
         let (l, ids2) = (league.clone(), ids.clone());
         concurrent(ids.len(), move |i| {
@@ -565,6 +566,7 @@ async fn load(
     } else {
         0.0
     };
+    let cpu = redis_cpu(nodes);
     let t = Instant::now();
     let chunks: Vec<Vec<JoinItem>> = ids
         .chunks(CHUNK)
@@ -578,7 +580,9 @@ async fn load(
             r.expect("join_many");
         }
     }
-    (profile_rate, ids.len() as f64 / t.elapsed().as_secs_f64())
+    let rate = ids.len() as f64 / t.elapsed().as_secs_f64();
+    let cpu = (redis_cpu(nodes) - cpu) * 1e6 / ids.len() as f64;
+    (profile_rate, rate, cpu)
 }
 
 /// Seconds of CPU the servers have used (INFO's `used_cpu_user` + `used_cpu_sys`,
@@ -679,9 +683,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let m = a.memory_players;
     let ids: Arc<Vec<String>> = Arc::new((0..m).map(|i| format!("m{i:07}")).collect());
     let before = used_memory(&url).await;
-    let (_, bare_rate) = load(&league_of(format!("m0x{tag}")), &ids, false).await;
+    let (_, bare_rate, _) = load(&league_of(format!("m0x{tag}")), &ids, false, &nodes).await;
     let mid = used_memory(&url).await;
-    load(&league_of(format!("m2x{tag}")), &ids, true).await;
+    load(&league_of(format!("m2x{tag}")), &ids, true, &nodes).await;
     let after = used_memory(&url).await;
     let bytes = mid.saturating_sub(before) as f64 / m as f64;
     let bytes_profiles = after.saturating_sub(mid) as f64 / m as f64;
@@ -693,7 +697,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The league: profiles, then the bulk join.
     let league = league_of(format!("bx{tag}"));
     let ids: Arc<Vec<String>> = Arc::new((0..a.players).map(|i| format!("p{i:07}")).collect());
-    let (profile_rate, load_rate) = load(&league, &ids, true).await;
+    let (profile_rate, load_rate, load_cpu) = load(&league, &ids, true, &nodes).await;
     println!(
         "loaded {} players: profiles {profile_rate:.0}/s (set_profile, {TASKS} tasks), \
          placements {load_rate:.0}/s (join_many, {CHUNK} a call)",
@@ -910,6 +914,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         raw_join.0,
         "players/s",
     );
+    cpu_row(load_cpu, raw_join_cpu);
 
     // The rollover of everyone loaded (and joined since).
     clock.set(opened + Span::days(1) + Span::seconds(6));

@@ -688,6 +688,96 @@ async fn player_keys_expire_after_player_ttl() {
     }
 }
 
+/// The profile record of `player` in its bucket: (deadline, the rest).
+async fn profile_record(
+    con: &mut redis::aio::MultiplexedConnection,
+    league: &League<RedisStore>,
+    player: &str,
+) -> (i64, String) {
+    let key = league.keys().player(player).profile();
+    let record: String = redis::cmd("HGET")
+        .arg(&key)
+        .arg(player)
+        .query_async(con)
+        .await
+        .expect("profile record");
+    let (deadline, rest) = record
+        .split_once('|')
+        .unwrap_or_else(|| panic!("{key}: record {record:?} without a deadline"));
+    (
+        deadline
+            .parse()
+            .unwrap_or_else(|_| panic!("{key}: deadline {deadline:?}")),
+        rest.to_owned(),
+    )
+}
+
+/// A placement leaves alone a profile that already lives as long as the placement
+/// (set in its period: the snapshot's hint saves reading and writing it again), and
+/// raises one that would lapse first (set in an earlier period) to the placement's
+/// deadline. The stored deadlines are moved by hand, since Redis's clock cannot be.
+#[tokio::test]
+async fn a_placement_refreshes_a_profile_only_when_it_would_lapse_first() {
+    let server = RedisServer::start(&[]);
+    let clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
+    let league = League::with_clock(
+        season(
+            "pfresh",
+            "2026-01-05T00:00:00Z",
+            100,
+            "[retention]\nplayer_ttl = \"2d\"",
+        ),
+        connect(&server).await,
+        Arc::new(clock.clone()),
+    );
+    league
+        .set_profile("p", &[("name".into(), "P".into())])
+        .await
+        .expect("profile");
+    let mut con = raw(&server).await;
+    let key = league.keys().player("p").profile();
+    let (set, body) = profile_record(&mut con, &league, "p").await;
+    // As if set some seconds later than the placement's own deadline: left alone, it
+    // keeps this one; written again, it would take the placement's (now + ttl).
+    let later = format!("{}|{body}", set + 30);
+    let _: () = redis::cmd("HSET")
+        .arg(&key)
+        .arg("p")
+        .arg(&later)
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    league.join("p", None).await.expect("join");
+    assert_eq!(
+        profile_record(&mut con, &league, "p").await,
+        (set + 30, body.clone()),
+        "a profile of this period is left as it was"
+    );
+
+    // A profile that lapses an hour before the next placement's state (as one set in
+    // an earlier period would: a deadline is Redis's clock plus the seconds to the
+    // period's end and player_ttl, and this league's clock moves apart from Redis's,
+    // so the next period's placement has about the same deadline as this one's).
+    let earlier = format!("{}|{body}", set - 3600);
+    let _: () = redis::cmd("HSET")
+        .arg(&key)
+        .arg("p")
+        .arg(&earlier)
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    clock.set(t("2026-01-06T12:00:00Z"));
+    league.join("p", None).await.expect("join period 2");
+    let (raised, kept) = profile_record(&mut con, &league, "p").await;
+    assert_eq!(kept, body, "the profile's version and fields stay");
+    assert!(
+        (set - 60..=set + 60).contains(&raised),
+        "the profile's deadline {raised} was not raised to the placement's (about {set})"
+    );
+    let profile = league.profile("p").await.expect("profile");
+    assert_eq!(profile.get("name").map(String::as_str), Some("P"));
+}
+
 /// Drives `players` through `periods` daily periods: everyone scores once, the
 /// rollover runs, and the winners claim. Returns a figure per period from `measure`.
 async fn play_periods<S: Store, F, Fut>(

@@ -342,8 +342,11 @@ impl<S: Store> League<S> {
                         .saturating_sub(u64::from(self.season.retention.periods) + 1),
                 )
                 // What stage 1 read: a new player's state is created without being
-                // read again, and a profile-less player's profile is left alone.
+                // read again, and a profile-less player's profile is left alone, as
+                // is one that already lives as long as this placement (set in this
+                // period).
                 .found(g.snapshot.state.is_some(), g.snapshot.profile.1 != 0)
+                .profile_lives_until(g.snapshot.profile_deadline)
             })
             .collect();
         let (entered, recorded) = futures::join!(

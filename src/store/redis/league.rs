@@ -352,14 +352,25 @@ pub(super) fn record_state_invocation(writes: &[&StateWrite<'_>]) -> ScriptInvoc
             .arg(w.state.bracket)
             .arg(w.ttl_secs.clamp(1, MAX_WINDOW_SECS))
             .arg(w.trim_before)
-            .arg(match (w.found_no_state, w.found_no_profile) {
-                (false, false) => "",
-                (true, false) => "s",
-                (false, true) => "p",
-                (true, true) => "sp",
-            });
+            .arg(hints(w));
     }
     inv
+}
+
+/// record_state.lua's hints of a write: "s" (no live state found), "p" (no live
+/// profile found), then the found profile's deadline in decimal, if any.
+fn hints(w: &StateWrite<'_>) -> String {
+    let mut hints = String::new();
+    if w.found_no_state {
+        hints.push('s');
+    }
+    if w.found_no_profile {
+        hints.push('p');
+    }
+    if let Some(d) = w.profile_deadline {
+        hints.push_str(&d.to_string());
+    }
+    hints
 }
 
 /// A tier name holds no '|', which separates a state record's placements.
@@ -433,29 +444,38 @@ fn one<T>(mut answers: Vec<Result<T, StoreError>>) -> Result<T, StoreError> {
 /// One player's snapshot of `snapshot.lua`'s reply.
 fn parse_snapshot(reply: Value) -> Result<PlayerSnapshot, StoreError> {
     let items = array(reply, "player snapshot")?;
-    let (state, profile) = match items.as_slice() {
+    let (state, profile, deadline) = match items.as_slice() {
         [status, what] if text(status, "snapshot")? == "malformed" => {
             return Err(protocol(format!(
                 "player records hold data leaguekit did not write: {}",
                 text(what, "detail")?
             )));
         }
-        [state, profile, ..] => (
+        [state, profile, deadline, ..] => (
             text(state, "state record")?,
             text(profile, "profile record")?,
+            text(deadline, "profile deadline")?,
         ),
         other => {
             return Err(protocol(format!(
-                "player snapshot: {} items, expected at least 2",
+                "player snapshot: {} items, expected at least 3",
                 other.len()
             )));
         }
     };
-    let rewards = Value::Array(items.get(2..).unwrap_or_default().to_vec());
+    let rewards = Value::Array(items.get(3..).unwrap_or_default().to_vec());
+    let profile_deadline = match deadline {
+        "" => None,
+        d => Some(
+            d.parse()
+                .map_err(|_| protocol(format!("profile deadline {d:?} is not a number")))?,
+        ),
+    };
     Ok(PlayerSnapshot {
         state: parse_state(state)?,
         profile: parse_profile(profile)?,
         rewards: super::rollover::parse_rewards(rewards)?,
+        profile_deadline,
     })
 }
 

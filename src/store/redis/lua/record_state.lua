@@ -3,7 +3,8 @@
 -- moves the stored placement to the previous one; the same period replaces the tier
 -- and bracket (a join that found its bracket full corrects the state) and keeps the
 -- previous one; an earlier period is ignored. Every placement starts the expiry of
--- all the player's records anew.
+-- all the player's records anew (a profile that already lives longer keeps its
+-- deadline, see the hints below).
 --
 -- Fields of a hash cannot expire, so each record carries its own deadline (unix
 -- seconds by this server's clock): a record past it counts as absent everywhere, and
@@ -31,7 +32,9 @@
 --       created with HSETNX, which saves a lookup of the bucket, and read as below
 --       if one exists after all), "p" if it found no live profile (the profile
 --       bucket is then left alone: a profile set since that read has a deadline of
---       its own, by the placement's rule), both, or ""
+--       its own, by the placement's rule), both, or ""; then, when it found a live
+--       profile, that profile's deadline in decimal (the profile is then left alone
+--       if that deadline reaches to within a minute of this placement's)
 --
 -- Reply: one per player, in order: 1 if the placement was written, else 0;
 -- {"malformed", what} (nothing written for that player) for a record it did not
@@ -58,7 +61,18 @@ local function record(k, a)
   local deadline = string.format('%d', now + ttl)
   local player = ARGV[a + 1]
   local hints = ARGV[a + 7]
+  -- The profile is left alone when the read found none, or found one that lives to
+  -- within a minute of this placement's deadline: one set in this period, since a
+  -- period's deadlines differ only by the rounding and the offset of the game
+  -- server's clock and this server's (a league clock that stands still, as the
+  -- bench's, drifts by the seconds between the two calls). Its record, and so its
+  -- bucket's TTL, already reach that far, and only set_profile (which never lowers a
+  -- deadline) writes a profile between the read and now. So a profile may lapse up
+  -- to a minute before the state, after player_ttl (at least a day); reading and
+  -- writing it again is three commands of the placement's eight or so.
+  local lives = tonumber(string.match(hints, '%d+'))
   local touch_profile = not string.find(hints, 'p', 1, true)
+    and not (lives and lives >= now + ttl - 60)
 
   -- The stored profile, read (and checked) before anything is written.
   local profile, profile_body

@@ -12,9 +12,11 @@
 --       profile bucket (hash: player -> "deadline|version|json"); the player's
 --       rewards (hash: source -> "p|grant" or "c|grant")
 --
--- Reply: one per player, in order: {state, profile, source1, value1, ...}, state and
--- profile without their deadline, "" when absent or expired; {"malformed", what} for
--- a record it did not write.
+-- Reply: one per player, in order: {state, profile, profile's deadline, source1,
+-- value1, ...}, state and profile without their deadline, "" when absent or expired
+-- (the profile's deadline too); {"malformed", what} for a record it did not write.
+-- The profile's deadline lets the placement's state write (record_state.lua) leave a
+-- profile that already lives long enough without reading it again.
 
 local t = redis.call('TIME')
 local now = tonumber(t[1])
@@ -23,6 +25,7 @@ local now = tonumber(t[1])
 local function read(k, a)
   local player = ARGV[a]
   local reply = {}
+  local deadline = ''
   for i = 1, 2 do
     local record = redis.call('HGET', KEYS[k + i], player)
     local body = ''
@@ -33,10 +36,14 @@ local function read(k, a)
       end
       if tonumber(d) > now then
         body = rest
+        if i == 2 then
+          deadline = d
+        end
       end
     end
     reply[i] = body
   end
+  reply[3] = deadline
   local rewards = redis.call('HGETALL', KEYS[k + 3])
   for i = 1, #rewards do
     reply[#reply + 1] = rewards[i]
