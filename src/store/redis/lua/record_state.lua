@@ -9,7 +9,8 @@
 -- Fields of a hash cannot expire, so each record carries its own deadline (unix
 -- seconds by this server's clock): a record past it counts as absent everywhere, and
 -- is deleted by a later write to its bucket that samples it (see the pruning below).
--- The bucket keys' TTLs are only ever raised, to the latest deadline of their records.
+-- The bucket keys' TTLs are only ever raised, to a minute past the latest deadline of
+-- their records.
 --
 -- One call records any number of players (the bulk path sends a batch's players of a
 -- slot at once on a cluster, of any slots on one server; the single path one): the
@@ -145,9 +146,14 @@ local function record(k, a)
       end
     end
     -- TTL answers -2 for a key that does not exist (a profile bucket never written).
+    -- A bucket raised is raised a minute past the record's deadline, so the writes
+    -- of the next minute find it long enough and skip the EXPIRE (a period's
+    -- deadlines differ by the clocks' rounding, and by the seconds that pass under a
+    -- league clock that stands still): a bucket outlives its last record by at most
+    -- a minute, and its records lapse by their own deadlines.
     local left = redis.call('TTL', KEYS[k + i])
     if left ~= -2 and left < ttl then
-      redis.call('EXPIRE', KEYS[k + i], ARGV[a + 5])
+      redis.call('EXPIRE', KEYS[k + i], ttl + 60)
     end
   end
 

@@ -107,7 +107,9 @@ if tonumber(t[2]) % 16 == 0 then
     end
   end
 end
+-- Raised a minute past the record's deadline, as record_state.lua raises it, so the
+-- writes of the next minute skip the EXPIRE.
 if redis.call('TTL', KEYS[1]) < deadline - now then
-  redis.call('EXPIRE', KEYS[1], string.format('%d', deadline - now))
+  redis.call('EXPIRE', KEYS[1], string.format('%d', deadline - now + 60))
 end
 return {'ok', string.format('%d', version), json}
