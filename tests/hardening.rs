@@ -622,26 +622,37 @@ async fn league_new_decides_by_the_redis_clock() {
     assert_eq!(r.closed[0].totals.promoted, 1);
 }
 
-/// Case 8 on Redis: every key of a player carries a TTL of `retention.player_ttl`
-/// (plus the rest of the period), refreshed by every join.
-#[tokio::test]
-async fn player_keys_expire_after_player_ttl() {
-    let server = RedisServer::start(&[]);
-    let clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
+/// A league of daily periods from 2026-01-05 with a `player_ttl` of two days, on
+/// `server` and `clock`, where player "p" has set a profile.
+async fn profiled_league(
+    server: &RedisServer,
+    prefix: &str,
+    clock: &ManualClock,
+) -> League<RedisStore> {
     let league = League::with_clock(
         season(
-            "pttl",
+            prefix,
             "2026-01-05T00:00:00Z",
             100,
             "[retention]\nplayer_ttl = \"2d\"",
         ),
-        connect(&server).await,
+        connect(server).await,
         Arc::new(clock.clone()),
     );
     league
         .set_profile("p", &[("name".into(), "P".into())])
         .await
         .expect("profile");
+    league
+}
+
+/// Case 8 on Redis: every key of a player carries a TTL of `retention.player_ttl`
+/// (plus the rest of the period), refreshed by every join.
+#[tokio::test]
+async fn player_keys_expire_after_player_ttl() {
+    let server = RedisServer::start(&[]);
+    let clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
+    let league = profiled_league(&server, "pttl", &clock).await;
     submit_at(&league, "p", 5, "2026-01-05T11:00:00Z").await;
     submit_at(&league, "q", 1, "2026-01-05T11:00:00Z").await;
     clock.set(t("2026-01-06T00:00:05Z"));
@@ -726,33 +737,25 @@ async fn profile_record(
 async fn a_placement_refreshes_a_profile_only_when_it_would_lapse_first() {
     let server = RedisServer::start(&[]);
     let clock = ManualClock::new(t("2026-01-05T12:00:00Z"));
-    let league = League::with_clock(
-        season(
-            "pfresh",
-            "2026-01-05T00:00:00Z",
-            100,
-            "[retention]\nplayer_ttl = \"2d\"",
-        ),
-        connect(&server).await,
-        Arc::new(clock.clone()),
-    );
-    league
-        .set_profile("p", &[("name".into(), "P".into())])
-        .await
-        .expect("profile");
+    let league = profiled_league(&server, "pfresh", &clock).await;
     let mut con = raw(&server).await;
     let key = league.keys().player("p").profile();
     let (set, body) = profile_record(&mut con, &league, "p").await;
+    // The profile record with another deadline (a second connection, so `con` stays
+    // free for the reads).
+    let writer = con.clone();
+    let put = async |deadline: i64| {
+        let _: () = redis::cmd("HSET")
+            .arg(&key)
+            .arg("p")
+            .arg(format!("{deadline}|{body}"))
+            .query_async(&mut writer.clone())
+            .await
+            .expect("hset");
+    };
     // As if set some seconds later than the placement's own deadline: left alone, it
     // keeps this one; written again, it would take the placement's (now + ttl).
-    let later = format!("{}|{body}", set + 30);
-    let _: () = redis::cmd("HSET")
-        .arg(&key)
-        .arg("p")
-        .arg(&later)
-        .query_async(&mut con)
-        .await
-        .expect("hset");
+    put(set + 30).await;
     league.join("p", None).await.expect("join");
     assert_eq!(
         profile_record(&mut con, &league, "p").await,
@@ -764,14 +767,7 @@ async fn a_placement_refreshes_a_profile_only_when_it_would_lapse_first() {
     // an earlier period would: a deadline is Redis's clock plus the seconds to the
     // period's end and player_ttl, and this league's clock moves apart from Redis's,
     // so the next period's placement has about the same deadline as this one's).
-    let earlier = format!("{}|{body}", set - 3600);
-    let _: () = redis::cmd("HSET")
-        .arg(&key)
-        .arg("p")
-        .arg(&earlier)
-        .query_async(&mut con)
-        .await
-        .expect("hset");
+    put(set - 3600).await;
     clock.set(t("2026-01-06T12:00:00Z"));
     league.join("p", None).await.expect("join period 2");
     let (raised, kept) = profile_record(&mut con, &league, "p").await;
