@@ -542,7 +542,8 @@ async fn read_pages(
 }
 
 /// Sets a two-field profile for `ids` (from TASKS tasks), then joins them all through
-/// `join_many`: the profiles' rate, the joins' rate and Redis's CPU a join (µs).
+/// `join_many`: the profiles' rate, the placements' rate and Redis's CPU a placement
+/// (µs).
 async fn load(
     league: &Arc<League<RedisStore>>,
     ids: &Arc<Vec<String>>,

@@ -70,7 +70,7 @@ local function record(k, a)
   -- bucket's TTL, already reach that far, and only set_profile (which never lowers a
   -- deadline) writes a profile between the read and now. So a profile may lapse up
   -- to a minute before the state, after player_ttl (at least a day); reading and
-  -- writing it again is three commands of the placement's eight or so.
+  -- writing it again is three commands of the placement's eleven or so.
   local lives = tonumber(string.match(hints, '%d+'))
   local touch_profile = not string.find(hints, 'p', 1, true)
     and not (lives and lives >= now + ttl - 60)
