@@ -539,7 +539,7 @@ pub struct PlayerSnapshot {
     /// Their pending rewards: `(source, grant)`, sorted.
     pub rewards: Vec<(String, String)>,
     /// When their profile record lapses, in unix seconds by the store's clock; `None`
-    /// without a live profile, or from a store that keeps no such deadline. A hint for
-    /// [`StateWrite::profile_lives_until`].
+    /// without a live profile, or from a store whose state writes take no such hint
+    /// (the embedded store). A hint for [`StateWrite::profile_lives_until`].
     pub profile_deadline: Option<u64>,
 }

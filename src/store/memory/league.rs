@@ -147,22 +147,13 @@ impl LeagueStore for MemoryStore {
         &self,
         player_keys: &PlayerKeys,
     ) -> Result<PlayerSnapshot, StoreError> {
-        let profile = RankingStore::profile(self, player_keys).await?;
-        // A player's records share one expiry here; the hint is that one.
-        let profile_deadline = if profile.1 == 0 {
-            None
-        } else {
-            let now = self.clock.now().timestamp();
-            let data = self.data();
-            Self::live_player(&data, player_keys, now)
-                .and_then(|p| p.expire_at)
-                .and_then(|e| u64::try_from(e).ok())
-        };
         Ok(PlayerSnapshot {
             state: self.player_state(player_keys).await?,
-            profile,
+            profile: RankingStore::profile(self, player_keys).await?,
             rewards: RolloverStore::rewards(self, player_keys).await?,
-            profile_deadline,
+            // A hint for state writes, which here take none (a player's records
+            // share one expiry): not looked up.
+            profile_deadline: None,
         })
     }
 

@@ -50,6 +50,11 @@ local function greater(a, b)
   return a > b
 end
 
+-- Seconds by which a period's deadlines may differ (the clocks' rounding, and a
+-- league clock that stands still): a profile that lives to within them of the
+-- placement's deadline is left alone, and a bucket's TTL is raised this far past it.
+local SLACK = 60
+
 local t = redis.call('TIME')
 local now = tonumber(t[1])
 -- Pruning on one call in 16 (by the microseconds of TIME): see below.
@@ -73,7 +78,7 @@ local function record(k, a)
   -- writing it again is three commands of the placement's eleven or so.
   local lives = tonumber(string.match(hints, '%d+'))
   local touch_profile = not string.find(hints, 'p', 1, true)
-    and not (lives and lives >= now + ttl - 60)
+    and not (lives and lives >= now + ttl - SLACK)
 
   -- The stored profile, read (and checked) before anything is written.
   local profile, profile_body
@@ -153,7 +158,7 @@ local function record(k, a)
     -- a minute, and its records lapse by their own deadlines.
     local left = redis.call('TTL', KEYS[k + i])
     if left ~= -2 and left < ttl then
-      redis.call('EXPIRE', KEYS[k + i], ttl + 60)
+      redis.call('EXPIRE', KEYS[k + i], ttl + SLACK)
     end
   end
 
