@@ -1827,9 +1827,25 @@ on_both!(store_join_many_counts_as_one_by_one, |league, _clock| {
         store.placement(&period, "c").await.expect("placement"),
         Some(("bronze".to_owned(), 3))
     );
+    // A known player listed between new ones of their tier takes no place: the
+    // players after them land where they would have without that listing.
+    let third: Vec<_> = store
+        .join_many(
+            &period,
+            &[
+                join("i", "bronze"),
+                join("f", "bronze"),
+                join("k", "bronze"),
+            ],
+        )
+        .await
+        .into_iter()
+        .map(placed)
+        .collect();
+    assert_eq!(third, [b(4, true), b(2, false), b(4, true)]);
     let mut joined = store.joined(&period).await.expect("joined");
     joined.sort();
-    assert_eq!(joined, [("bronze".to_owned(), 6), ("silver".to_owned(), 1)]);
+    assert_eq!(joined, [("bronze".to_owned(), 8), ("silver".to_owned(), 1)]);
 });
 
 // enter_many: a batch's players of one bracket are entered in order until the board

@@ -32,7 +32,7 @@ const SNAPSHOTS_AT_ONCE: usize = 64;
 const STATES_AT_ONCE: usize = 64;
 
 /// Joins of one period placed by one join.lua call on the bulk path (its keys and
-/// arguments grow with it: 1 key and 8 arguments a join).
+/// arguments grow with it: 1 key and 5 arguments a join).
 const JOIN_AT_ONCE: usize = 128;
 
 impl RedisStore {
@@ -46,16 +46,15 @@ impl RedisStore {
         if requests.is_empty() {
             return Vec::new();
         }
-        // Calls of consecutive joins that share the clock and the TTL (a call carries
-        // them once; a league's batch always shares them). A join past a full
-        // bracket goes alone, as join.lua requires.
+        // Calls of consecutive joins that share the clock, the TTL and the period's
+        // time bounds (a call carries them once; a league's batch always shares
+        // them). A join past a full bracket goes alone, as join.lua requires.
         let mut chunks: Vec<Vec<&JoinRequest<'_>>> = Vec::new();
         for r in requests {
             match chunks.last_mut() {
                 Some(c)
                     if c.len() < JOIN_AT_ONCE
-                        && c[0].time.now == r.time.now
-                        && c[0].ttl_secs == r.ttl_secs
+                        && shares_call(c[0], r)
                         && c[0].replace_full.is_none()
                         && r.replace_full.is_none() =>
                 {

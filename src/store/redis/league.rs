@@ -179,24 +179,25 @@ pub(super) fn join_invocation(
     period: &PeriodKeys,
     requests: &[&JoinRequest<'_>],
 ) -> ScriptInvocation<'static> {
-    // Keys and arguments in the order join.lua declares them. The clock and the TTL
-    // are the first request's: the caller sends joins that share them.
+    // Keys and arguments in the order join.lua declares them. The clock, the TTL and
+    // the period's time bounds are the first request's: the caller sends joins that
+    // share them (see [`shares_call`]).
     let mut inv = SCRIPTS.join.prepare_invoke();
     inv.key(&period.joins).key(&period.meta);
     if let Some(first) = requests.first() {
-        inv.arg(now_arg(first.time.now))
-            .arg(first.ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        let time = &first.time;
+        inv.arg(now_arg(time.now))
+            .arg(first.ttl_secs.clamp(1, MAX_WINDOW_SECS))
+            .arg(time.start_ms)
+            .arg(time.closes_ms)
+            .arg(time.skew_ms);
     }
     for request in requests {
-        let time = &request.time;
         inv.key(period.assign(request.player))
             .arg(request.player)
             .arg(request.tier)
             .arg(request.size.max(1))
-            .arg(time.at_ms)
-            .arg(time.start_ms)
-            .arg(time.closes_ms)
-            .arg(time.skew_ms)
+            .arg(request.time.at_ms)
             .arg(
                 request
                     .replace_full
@@ -205,6 +206,16 @@ pub(super) fn join_invocation(
             );
     }
     inv
+}
+
+/// Whether `b` can go in the join.lua call of `a`: a call carries the clock, the TTL
+/// and the period's time bounds once, for all its joins (a league's batch always
+/// shares them).
+pub(super) fn shares_call(a: &JoinRequest<'_>, b: &JoinRequest<'_>) -> bool {
+    let (x, y) = (&a.time, &b.time);
+    x.now == y.now
+        && a.ttl_secs == b.ttl_secs
+        && (x.start_ms, x.closes_ms, x.skew_ms) == (y.start_ms, y.closes_ms, y.skew_ms)
 }
 
 /// join.lua's reply: one answer per join of the call (`n`), in order.
@@ -232,6 +243,27 @@ pub(super) fn parse_join(
 
 /// One join's answer in join.lua's reply.
 fn parse_one_join(reply: Value) -> Result<Joined, StoreError> {
+    // A placement: "new:tier:bracket" or "existing:tier:bracket" (tier names never
+    // contain ':').
+    if let Value::BulkString(_) = &reply {
+        let answer = text(&reply, "join answer")?;
+        let parts = answer
+            .split_once(':')
+            .and_then(|(status, rest)| Some((status, rest.rsplit_once(':')?)));
+        let Some((status, (tier, bracket))) = parts else {
+            return Err(protocol(format!("join answer {answer:?}")));
+        };
+        let new = match status {
+            "new" => true,
+            "existing" => false,
+            other => return Err(protocol(format!("unknown join status {other:?}"))),
+        };
+        return Ok(Joined {
+            tier: tier.to_owned(),
+            bracket: bracket_number(bracket, "bracket")?,
+            new,
+        });
+    }
     let items = array(reply, "join answer")?;
     if let Some(why) = time_refusal(&items)? {
         return Err(StoreError::Time(why));
@@ -532,4 +564,27 @@ pub(super) fn parse_profile(record: &str) -> Result<(Vec<(String, String)>, u64)
     let fields: std::collections::BTreeMap<String, String> =
         serde_json::from_str(json).map_err(|e| bad(&format!("not a JSON map of strings ({e})")))?;
     Ok((fields.into_iter().collect(), version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(s: &str) -> Value {
+        Value::BulkString(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn a_placement_is_read_from_its_one_string() {
+        let j = parse_one_join(bulk("new:bronze:12")).expect("new");
+        assert_eq!((j.tier.as_str(), j.bracket, j.new), ("bronze", 12, true));
+        let j = parse_one_join(bulk("existing:gold:3")).expect("existing");
+        assert_eq!((j.tier.as_str(), j.bracket, j.new), ("gold", 3, false));
+        for bad in ["new:bronze", "new", "moved:bronze:1", "new:bronze:x", ""] {
+            assert!(
+                matches!(parse_one_join(bulk(bad)), Err(StoreError::Protocol(_))),
+                "{bad:?}"
+            );
+        }
+    }
 }

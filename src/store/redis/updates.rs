@@ -170,6 +170,25 @@ fn parse_updates(
 
 /// The reply of `update.lua` to one update, given its attempt token.
 fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
+    // An applied update is answered "packed:rank" (rank "" when not asked for).
+    if let Value::BulkString(_) = &v {
+        let answer = text(&v, "update answer")?;
+        let (packed, rank) = answer
+            .split_once(':')
+            .ok_or_else(|| protocol(format!("update answer {answer:?} without ':'")))?;
+        let number = |s: &str, what: &str| {
+            s.parse::<u64>()
+                .map_err(|_| protocol(format!("update answer {answer:?}: bad {what}")))
+        };
+        return Ok(UpdateReply {
+            status: UpdateStatus::Applied,
+            packed: number(packed, "packed value")?,
+            rank: match rank {
+                "" => None,
+                r => Some(number(r, "rank")?),
+            },
+        });
+    }
     let items = array(v, "update reply")?;
     let status = items
         .first()
@@ -456,5 +475,34 @@ impl RedisStore {
             },
             op,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(s: &str) -> Value {
+        Value::BulkString(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn an_applied_update_is_read_from_its_one_string() {
+        let r = update_reply(bulk("4200017:3"), "t").expect("ranked");
+        assert_eq!(
+            (r.status, r.packed, r.rank),
+            (UpdateStatus::Applied, 4200017, Some(3))
+        );
+        let r = update_reply(bulk("4200017:"), "t").expect("unranked");
+        assert_eq!(
+            (r.status, r.packed, r.rank),
+            (UpdateStatus::Applied, 4200017, None)
+        );
+        for bad in ["4200017", "x:1", "1:y", "-1:0", ""] {
+            assert!(
+                matches!(update_reply(bulk(bad), "t"), Err(StoreError::Protocol(_))),
+                "{bad:?}"
+            );
+        }
     }
 }

@@ -18,17 +18,20 @@
 -- ARGV[1]  the league clock, unix ms; "" to read this server's clock (TIME)
 -- ARGV[2]  seconds the period's keys live at least (a period the rollover never
 --          reaches still expires; finish_period.lua sets the closed period's TTL)
--- ARGV[3..] eight per player i, from ARGV[3 + 8(i-1)]:
+-- ARGV[3]  the period's start, ARGV[4] when it stops accepting events (end + skew),
+--          ARGV[5] the allowed skew (all ms): one period's, shared by every join of
+--          the call (sent once, not once per join: each argument costs Redis its
+--          parsing and its push into Lua, and a 13-digit number its strtod)
+-- ARGV[6..] five per player i, from ARGV[6 + 5(i-1)]:
 --   player id; tier name (never contains ':', so the assignment splits on the last
---   ':'); bracket size (>= 1); the join's time, its period's start, when the period
---   stops accepting events (end + skew), the allowed skew (all ms); "" or a bracket
---   the player is assigned to but that was found full (the server lost data under
---   running game servers): assign the player anew, past it, in the tier they were
---   placed in; such a join must be the only one of its call
+--   ':'); bracket size (>= 1); the join's time (ms); "" or a bracket the player is
+--   assigned to but that was found full (the server lost data under running game
+--   servers): assign the player anew, past it, in the tier they were placed in; such
+--   a join must be the only one of its call
 --
 -- Reply: one per player, in order (all strings), or {"malformed", what} for the call:
---   {"new" | "existing", tier, bracket} | {"closed"} | {"future", ms ahead, now}
---   | {"not_yet", ms to wait} | {"malformed", what}
+--   "new:tier:bracket" | "existing:tier:bracket" (one string) | {"closed"}
+--   | {"future", ms ahead, now} | {"not_yet", ms to wait} | {"malformed", what}
 
 local function fmt(x)
   return string.format('%d', x)
@@ -41,13 +44,14 @@ else
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local n = (#ARGV - 2) / 8
+local start, closes, skew = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local n = (#ARGV - 5) / 5
 local reply = {}
 -- A join past a full bracket is sent alone: counted among others of its tier, it
 -- would have to see their placements before they are written.
 if n > 1 then
   for i = 1, n do
-    if ARGV[2 + 8 * i] ~= '' then
+    if ARGV[5 + 5 * i] ~= '' then
       return {'malformed', 'a join past a full bracket must be the only join of its call'}
     end
   end
@@ -63,10 +67,9 @@ local waiting = {}
 local tiers = {}
 
 for i = 1, n do
-  local a = 2 + 8 * (i - 1)
+  local a = 5 + 5 * (i - 1)
   local player, tier, size = ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3])
-  local at, start = tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
-  local closes, skew, full = tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7]), ARGV[a + 8]
+  local at, full = tonumber(ARGV[a + 4]), ARGV[a + 5]
   if at > now + skew then
     reply[i] = {'future', fmt(at - now), fmt(now)}
   elseif now < start then
@@ -129,7 +132,7 @@ for _, tier in ipairs(tiers) do
   for k, j in ipairs(w) do
     -- ceil(count / size) with integers well below 2^53, so the division is exact
     -- enough for floor to be right.
-    local size = tonumber(ARGV[2 + 8 * (j - 1) + 3])
+    local size = tonumber(ARGV[5 + 5 * (j - 1) + 3])
     local b = fmt(math.floor((first + k + size - 1) / size))
     reply[j] = {'new', tier, b}
   end
@@ -151,7 +154,7 @@ for i = 1, n do
   local r = reply[i]
   if r[1] == 'new' then
     local key = KEYS[2 + i]
-    redis.call('HSET', key, ARGV[2 + 8 * (i - 1) + 1], r[2] .. ':' .. r[3])
+    redis.call('HSET', key, ARGV[5 + 5 * (i - 1) + 1], r[2] .. ':' .. r[3])
     expiring[key] = 2 + i
     wrote = true
   end
@@ -162,6 +165,16 @@ end
 for _, k in pairs(expiring) do
   if redis.call('TTL', KEYS[k]) == -1 then
     redis.call('EXPIRE', KEYS[k], ARGV[2])
+  end
+end
+
+-- A placement is answered as one string, not a table: Redis turns each table of a
+-- script's reply into RESP by looking up six special fields of it (err, ok,
+-- double, ...), which cost more than the strings (see update.lua).
+for i = 1, n do
+  local r = reply[i]
+  if r[1] == 'new' or r[1] == 'existing' then
+    reply[i] = r[1] .. ':' .. r[2] .. ':' .. r[3]
   end
 end
 return reply
