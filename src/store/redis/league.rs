@@ -570,10 +570,6 @@ pub(super) fn parse_profile(record: &str) -> Result<(Vec<(String, String)>, u64)
 mod tests {
     use super::*;
 
-    fn bulk(s: &str) -> Value {
-        Value::BulkString(s.as_bytes().to_vec())
-    }
-
     #[test]
     fn a_placement_is_read_from_its_one_string() {
         let j = parse_one_join(bulk("new:bronze:12")).expect("new");

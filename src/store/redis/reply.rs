@@ -220,6 +220,12 @@ pub(super) fn stored_claim(json: &str) -> Result<Vec<(String, String)>, StoreErr
     Ok(out)
 }
 
+/// A bulk string reply of `s`, as tests build replies.
+#[cfg(test)]
+pub(super) fn bulk(s: &str) -> Value {
+    Value::BulkString(s.as_bytes().to_vec())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

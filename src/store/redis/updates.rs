@@ -482,10 +482,6 @@ impl RedisStore {
 mod tests {
     use super::*;
 
-    fn bulk(s: &str) -> Value {
-        Value::BulkString(s.as_bytes().to_vec())
-    }
-
     #[test]
     fn an_applied_update_is_read_from_its_one_string() {
         let r = update_reply(bulk("4200017:3"), "t").expect("ranked");
