@@ -146,17 +146,24 @@ for _, r in ipairs(again) do
   end
 end
 
--- The assignments, and the expiry of every key this call created (by index into
--- KEYS, each key once: players of one call may share an assign bucket).
+-- The assignments, each placement's answer as one string ("new:tier:bracket", not
+-- a table: Redis turns each table of a script's reply into RESP by looking up six
+-- special fields of it, err, ok, double, ..., about 5,000 instructions a table under
+-- callgrind), and the expiry of every key this call created (by index into KEYS,
+-- each key once: players of one call may share an assign bucket).
 local expiring = {}
 local wrote = false
 for i = 1, n do
   local r = reply[i]
   if r[1] == 'new' then
     local key = KEYS[2 + i]
-    redis.call('HSET', key, ARGV[5 + 5 * (i - 1) + 1], r[2] .. ':' .. r[3])
+    local placed = r[2] .. ':' .. r[3]
+    redis.call('HSET', key, ARGV[5 + 5 * (i - 1) + 1], placed)
     expiring[key] = 2 + i
     wrote = true
+    reply[i] = 'new:' .. placed
+  elseif r[1] == 'existing' then
+    reply[i] = 'existing:' .. r[2] .. ':' .. r[3]
   end
 end
 if wrote then
@@ -165,16 +172,6 @@ end
 for _, k in pairs(expiring) do
   if redis.call('TTL', KEYS[k]) == -1 then
     redis.call('EXPIRE', KEYS[k], ARGV[2])
-  end
-end
-
--- A placement is answered as one string, not a table: Redis turns each table of a
--- script's reply into RESP by looking up six special fields of it (err, ok,
--- double, ...), which cost more than the strings (see update.lua).
-for i = 1, n do
-  local r = reply[i]
-  if r[1] == 'new' or r[1] == 'existing' then
-    reply[i] = r[1] .. ':' .. r[2] .. ':' .. r[3]
   end
 end
 return reply
