@@ -41,72 +41,17 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::Duration as Span;
-use futures::StreamExt;
-use leaguekit::{
-    JoinItem, League, ManualClock, RedisOptions, RedisStore, RolloverOptions, Season, SubmitOptions,
+use leaguekit::{League, ManualClock, RedisOptions, RedisStore, RolloverOptions, Season};
+
+use common::{
+    JOIN_CHUNK, RAW_JOIN, SEED_UPDATE, TASKS, concurrent, free_port, join_all, read_pages,
+    set_profiles, submits,
 };
 
-const TASKS: usize = 50;
 const PIPELINE: usize = 16;
-const CHUNK: usize = 5_000;
-
-const SEASON: &str = r#"
-name = "bench"
-key_prefix = "PREFIX"
-[schedule]
-timezone = "UTC"
-period = "daily"
-start = "2026-01-05T00:00:00Z"
-[brackets]
-size = 100
-join = "explicit"
-[scoring]
-max_score = 1_000_000
-idempotency_window = "10m"
-[profiles]
-fields = ["name", "avatar"]
-max_bytes = 128
-[[tiers]]
-name = "bronze"
-promote = 20
-demote = 0
-rewards = [{ ranks = "1", grant = "gems:100" }, { ranks = "2-10", grant = "gems:10" }]
-[[tiers]]
-name = "silver"
-promote = 15
-demote = 15
-[[tiers]]
-name = "gold"
-promote = 0
-demote = 20
-"#;
-
-/// The seeds' idempotent update (../shared/seeds 003), with the time tiebreak in the
-/// fraction: SET NX EX on the request id, ZSCORE, ZADD.
-const SEED_UPDATE: &str = r#"
-local res = redis.call('SET', KEYS[1] .. '_' .. ARGV[1], '0', 'EX', '3600', 'NX')
-if res then
-  local current = redis.call('ZSCORE', KEYS[1], ARGV[2])
-  local integer = 0
-  if current then integer = math.floor(tonumber(current)) end
-  local score = integer + tonumber(ARGV[3]) + (2524579200 - tonumber(ARGV[4])) / 10000000000
-  redis.call('ZADD', KEYS[1], score, ARGV[2])
-end
-return 0
-"#;
-
-/// The least a join must do: count the joiner, assign a bracket, enter its board.
-const RAW_JOIN: &str = r#"
-local n = redis.call('HINCRBY', KEYS[1], 'bronze', 1)
-local b = math.floor((n + 99) / 100)
-redis.call('HSET', KEYS[2], ARGV[1], 'bronze:' .. b)
-redis.call('ZADD', KEYS[3] .. b, 0, ARGV[1])
-return b
-"#;
 
 struct Args {
     url: Option<String>,
@@ -181,19 +126,6 @@ impl Drop for Servers {
             let _ = c.wait();
         }
         let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn free_port() -> u16 {
-    loop {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free loopback port");
-        // A cluster node also needs port + 10000 (its bus), below 65536.
-        if port < 55_000 && std::net::TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
-            return port;
-        }
     }
 }
 
@@ -447,98 +379,12 @@ async fn used_memory(url: &str) -> u64 {
 }
 
 fn season(prefix: &str) -> Season {
-    Season::from_toml(&SEASON.replace("PREFIX", prefix), "bench").expect("bench season")
+    common::bench_season(prefix)
 }
 
 /// The `p` quantile of `sorted`, in microseconds.
 fn pct(sorted: &[Duration], p: f64) -> f64 {
     common::percentile(sorted, p).as_secs_f64() * 1e6
-}
-
-/// Runs `op(i)` for i in 0..n from TASKS tasks: operations per second and the sorted
-/// latencies.
-async fn concurrent<F, Fut>(n: usize, op: F) -> (f64, Vec<Duration>)
-where
-    F: Fn(usize) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
-{
-    let op = Arc::new(op);
-    let next = Arc::new(AtomicUsize::new(0));
-    let t = Instant::now();
-    let tasks: Vec<_> = (0..TASKS)
-        .map(|_| {
-            let op = op.clone();
-            let next = next.clone();
-            tokio::spawn(async move {
-                let mut lat = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= n {
-                        return lat;
-                    }
-                    let s = Instant::now();
-                    op(i).await;
-                    lat.push(s.elapsed());
-                }
-            })
-        })
-        .collect();
-    let mut all = Vec::with_capacity(n);
-    for t in tasks {
-        all.extend(t.await.expect("task"));
-    }
-    let rate = n as f64 / t.elapsed().as_secs_f64();
-    all.sort();
-    (rate, all)
-}
-
-/// Idempotent submits `which` (request ids `{prefix}{i}`, at `at`) from TASKS tasks,
-/// each to a player spread over `ids`: operations per second and the sorted latencies.
-async fn submits(
-    league: &Arc<League<RedisStore>>,
-    ids: &Arc<Vec<String>>,
-    at: chrono::DateTime<chrono::Utc>,
-    prefix: &'static str,
-    which: std::ops::Range<usize>,
-    without_rank: bool,
-) -> (f64, Vec<Duration>) {
-    let (l, ids) = (league.clone(), ids.clone());
-    let first = which.start;
-    concurrent(which.len(), move |i| {
-        let (l, ids) = (l.clone(), ids.clone());
-        async move {
-            let i = first + i;
-            let p = &ids[(i * 7919) % ids.len()];
-            let mut o = SubmitOptions::default()
-                .request_id(format!("{prefix}{i}"))
-                .at(at);
-            if without_rank {
-                o = o.without_rank();
-            }
-            l.submit(p, (i % 50) as i64 + 1, o).await.expect("submit");
-        }
-    })
-    .await
-}
-
-/// Reads `n` first pages of 100 of period 1's bronze brackets (1..=brackets, in a
-/// stride that visits each once before any twice) from TASKS tasks.
-async fn read_pages(
-    league: &Arc<League<RedisStore>>,
-    n: usize,
-    brackets: usize,
-) -> (f64, Vec<Duration>) {
-    let l = league.clone();
-    concurrent(n, move |i| {
-        let l = l.clone();
-        async move {
-            let b = (i * 31) % brackets + 1;
-            l.standings("bronze", b as u32, Some(1), 0, 100)
-                .await
-                .expect("standings");
-        }
-    })
-    .await
 }
 
 /// Sets a two-field profile for `ids` (from TASKS tasks), then joins them all through
@@ -551,36 +397,13 @@ async fn load(
     nodes: &[Node],
 ) -> (f64, f64, f64) {
     let profile_rate = if profiles {
-        let (l, ids2) = (league.clone(), ids.clone());
-        concurrent(ids.len(), move |i| {
-            let (l, ids) = (l.clone(), ids2.clone());
-            async move {
-                let fields = [
-                    ("name".to_owned(), format!("Player {i}")),
-                    ("avatar".to_owned(), format!("a{}", i % 64)),
-                ];
-                l.set_profile(&ids[i], &fields).await.expect("set_profile");
-            }
-        })
-        .await
-        .0
+        set_profiles(league, ids).await
     } else {
         0.0
     };
     let cpu = redis_cpu(nodes);
     let t = Instant::now();
-    let chunks: Vec<Vec<JoinItem>> = ids
-        .chunks(CHUNK)
-        .map(|c| c.iter().map(|p| JoinItem::new(p.clone())).collect())
-        .collect();
-    // A few chunks in flight: one pipeline's round trip overlaps the next's work.
-    let mut runs = futures::stream::iter(chunks.iter().map(|items| league.join_many(items)))
-        .buffer_unordered(4);
-    while let Some(results) = runs.next().await {
-        for r in results {
-            r.expect("join_many");
-        }
-    }
+    join_all(league, ids).await;
     let rate = ids.len() as f64 / t.elapsed().as_secs_f64();
     let cpu = (redis_cpu(nodes) - cpu) * 1e6 / ids.len() as f64;
     (profile_rate, rate, cpu)
@@ -701,7 +524,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (profile_rate, load_rate, load_cpu) = load(&league, &ids, true, &nodes).await;
     println!(
         "loaded {} players: profiles {profile_rate:.0}/s (set_profile, {TASKS} tasks), \
-         placements {load_rate:.0}/s (join_many, {CHUNK} a call)",
+         placements {load_rate:.0}/s (join_many, {JOIN_CHUNK} a call)",
         a.players
     );
     let brackets = a.players.div_ceil(100);
@@ -759,6 +582,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let raw_submit_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops * 4) as f64;
     row("idempotent submit", submit_rate, raw_submit.0, "ops/s");
     cpu_row(submit_cpu, raw_submit_cpu);
+    // The seeds' update on boards like a bracket's, 100 members (redis-benchmark's
+    // random keys give its boards about one member each; see
+    // `common::fill_seed_boards`): driven from this program, so compared by Redis's CPU
+    // an update, not by rate.
+    let mut targets = Vec::new();
+    for (node, tag) in nodes.iter().zip(&tags) {
+        let c = redis::Client::open(format!("redis://{}:{}/", node.host, node.port))?;
+        let mut c = c.get_multiplexed_async_connection().await?;
+        common::fill_seed_boards(&mut c, tag).await?;
+        targets.push((c, tag.clone()));
+    }
+    let cpu = redis_cpu(&nodes);
+    let (seed_rate, seed_ops) = common::seed_updates(Arc::new(targets), &sha, "s", n_ops).await;
+    let seed_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / seed_ops as f64;
+    let submit_cpu_ratio_boards100 = seed_cpu / submit_cpu;
+    println!(
+        "  the seeds' update on boards of 100 (pipelines of 16 from {TASKS} tasks): \
+         {seed_rate:.0} ops/s, Redis CPU {seed_cpu:.1} us an update: ours x{submit_cpu_ratio_boards100:.2} \
+         by Redis CPU"
+    );
     // The same submits leaving the rank out (no ZRANK, the scan of the board's listpack
     // that a rank costs), against the same submits with it: alternating rounds, since
     // this machine's speed drifts within minutes and every round adds keys.
@@ -947,7 +790,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
          join_ratio={:.2} \
          submit_p50_us={:.0} \
          submit_p99_us={:.0} read_p50_us={:.0} read_p99_us={:.0} load_players_per_s={:.0} \
-         rollover_s={:.2} bytes_per_player={:.0} bytes_per_player_profiles={:.0}",
+         rollover_s={:.2} bytes_per_player={:.0} bytes_per_player_profiles={:.0} \
+         submit_cpu_ratio_boards100={:.2}",
         submit_rate / raw_submit.0,
         unranked_rate / raw_submit.0,
         read_rate / raw_read.0,
@@ -961,7 +805,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         load_rate,
         rollover_s,
         bytes,
-        bytes_profiles
+        bytes_profiles,
+        submit_cpu_ratio_boards100
     );
     let _ = std::fs::write(dir.join("last.txt"), format!("{last}\n"));
     println!("{last}");
