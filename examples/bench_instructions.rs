@@ -2,7 +2,7 @@
 //! figures, repeatable where this machine's timings are not.
 //!
 //! ```text
-//! cargo run --release --example bench_instructions                  # 20,000 players
+//! cargo run --release --example bench_instructions                  # 20,000 players, ~8 min
 //! cargo run --release --example bench_instructions -- --players 50000 --ops 40000
 //! cargo run --release --example bench_instructions -- --keep   # keep each phase's callgrind file
 //! ```
@@ -308,7 +308,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "instructions an operation", "leaguekit", "raw Redis", "ratio", "a call"
     );
 
-    // The baselines first, on an empty server, as `bench` runs them.
+    // The baselines first, on a server that holds nothing else yet (`bench` runs them
+    // after its load: the baselines' keys are their own either way).
     let raw_join_sha = server.cli(&["script", "load", RAW_JOIN]).trim().to_owned();
     let seed_sha = server
         .cli(&["script", "load", SEED_UPDATE])
@@ -323,7 +324,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let port = server.port;
     // redis-benchmark may send a few more than -n (a pipeline's last round): divide by
     // the calls the server answered.
-    let per_op = |(instr, calls): (u64, u64), _n: usize| instr as f64 / calls.max(1) as f64;
+    let per_op = |(instr, calls): (u64, u64)| instr as f64 / calls.max(1) as f64;
     let raw_join = per_op(
         server
             .count("raw_join", "evalsha", async {
@@ -339,7 +340,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 benchmark(port, ops, &argv)
             })
             .await?,
-        ops,
     );
     let raw_submit = per_op(
         server
@@ -357,7 +357,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 benchmark(port, ops, &argv)
             })
             .await?,
-        ops,
     );
     // The seeds' update on boards like a bracket's (see `common::fill_seed_boards`).
     let client = redis::Client::open(url.as_str())?;
@@ -375,7 +374,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Ok(())
             })
             .await?,
-        ops,
     );
     let raw_read = per_op(
         server
@@ -384,7 +382,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 benchmark(port, ops, &argv)
             })
             .await?,
-        ops,
     );
 
     // The league: profiles, then placements through join_many.
