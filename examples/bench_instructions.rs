@@ -204,6 +204,25 @@ impl Server {
     }
 }
 
+impl Server {
+    /// A baseline phase: redis-benchmark's `cmd` `n` times; the server's instructions
+    /// a call of `command` (redis-benchmark may send a few more than -n: a pipeline's
+    /// last round).
+    async fn raw(
+        &mut self,
+        phase: &str,
+        command: &str,
+        n: usize,
+        cmd: &[&str],
+    ) -> Result<f64, String> {
+        let port = self.port;
+        let (instr, calls) = self
+            .count(phase, command, async move { benchmark(port, n, cmd) })
+            .await?;
+        Ok(instr as f64 / calls.max(1) as f64)
+    }
+}
+
 /// redis-benchmark's `cmd`, `n` times, 50 connections, 16 deep, random ids.
 fn benchmark(port: u16, n: usize, cmd: &[&str]) -> Result<(), String> {
     let status = Command::new("redis-benchmark")
@@ -321,43 +340,42 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         page.push(format!("player-{i:05}"));
     }
     server.cli(&page.iter().map(String::as_str).collect::<Vec<_>>());
-    let port = server.port;
-    // redis-benchmark may send a few more than -n (a pipeline's last round): divide by
-    // the calls the server answered.
+    let raw_join = server
+        .raw(
+            "raw_join",
+            "evalsha",
+            ops,
+            &[
+                "EVALSHA",
+                &raw_join_sha,
+                "3",
+                "{raw}:joins",
+                "{raw}:assign",
+                "{raw}:board:",
+                "j__rand_int__",
+            ],
+        )
+        .await?;
+    let raw_submit = server
+        .raw(
+            "raw_submit",
+            "evalsha",
+            ops,
+            &[
+                "EVALSHA",
+                &seed_sha,
+                "1",
+                "{raw}:b__rand_int__",
+                "rq__rand_int__",
+                "p__rand_int__",
+                "7",
+                "1767225600",
+            ],
+        )
+        .await?;
+    // redis-benchmark may send a few more than -n (a pipeline's last round), and
+    // seed_updates rounds up to 16: divide by the calls the server answered.
     let per_op = |(instr, calls): (u64, u64)| instr as f64 / calls.max(1) as f64;
-    let raw_join = per_op(
-        server
-            .count("raw_join", "evalsha", async {
-                let argv = [
-                    "EVALSHA",
-                    raw_join_sha.as_str(),
-                    "3",
-                    "{raw}:joins",
-                    "{raw}:assign",
-                    "{raw}:board:",
-                    "j__rand_int__",
-                ];
-                benchmark(port, ops, &argv)
-            })
-            .await?,
-    );
-    let raw_submit = per_op(
-        server
-            .count("raw_submit", "evalsha", async {
-                let argv = [
-                    "EVALSHA",
-                    seed_sha.as_str(),
-                    "1",
-                    "{raw}:b__rand_int__",
-                    "rq__rand_int__",
-                    "p__rand_int__",
-                    "7",
-                    "1767225600",
-                ];
-                benchmark(port, ops, &argv)
-            })
-            .await?,
-    );
     // The seeds' update on boards like a bracket's (see `common::fill_seed_boards`).
     let client = redis::Client::open(url.as_str())?;
     let mut con = client
@@ -375,14 +393,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
             .await?,
     );
-    let raw_read = per_op(
-        server
-            .count("raw_read", "zrevrange", async {
-                let argv = ["ZREVRANGE", "{raw}:page", "0", "99", "WITHSCORES"];
-                benchmark(port, ops, &argv)
-            })
-            .await?,
-    );
+    let raw_read = server
+        .raw(
+            "raw_read",
+            "zrevrange",
+            ops,
+            &["ZREVRANGE", "{raw}:page", "0", "99", "WITHSCORES"],
+        )
+        .await?;
 
     // The league: profiles, then placements through join_many.
     let ids: Arc<Vec<String>> = Arc::new((0..players).map(|i| format!("p{i:07}")).collect());
