@@ -5,7 +5,15 @@
 //! cargo run --release --example bench_instructions                  # 20,000 players, ~8 min
 //! cargo run --release --example bench_instructions -- --players 50000 --ops 40000
 //! cargo run --release --example bench_instructions -- --keep   # keep each phase's callgrind file
+//! cargo run --release --example bench_instructions -- --keep --server /path/to/redis-server
 //! ```
+//!
+//! `--server` runs another redis-server binary than the one on the `PATH`. Debian's
+//! is stripped, so `callgrind_annotate` names few of its functions (none of Lua's);
+//! one built from Redis's source of the same version (`make MALLOC=libc` at the tag,
+//! a couple of minutes here) names them all, which is how the README's breakdown of a
+//! script call's instructions was read. Its counts differ from Debian's binary by a
+//! few percent (another allocator, other compiler flags): compare runs of one binary.
 //!
 //! On this 2-core machine the same code's timed figures move by 20% or more between
 //! runs (the seeds' script alone cost Redis 7.2–14.6 µs an update on different
@@ -64,6 +72,15 @@ struct Server {
     keep: bool,
 }
 
+/// What the command line asks for.
+struct Args {
+    players: usize,
+    ops: usize,
+    keep: bool,
+    /// The redis-server binary to run under callgrind.
+    server: String,
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -75,7 +92,7 @@ impl Drop for Server {
 }
 
 impl Server {
-    fn start(keep: bool) -> Result<Server, String> {
+    fn start(binary: &str, keep: bool) -> Result<Server, String> {
         for tool in ["valgrind", "callgrind_control", "redis-benchmark"] {
             Command::new(tool)
                 .arg("--version")
@@ -88,6 +105,12 @@ impl Server {
                     )
                 })?;
         }
+        Command::new(binary)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| format!("{binary} does not run ({e}): --server takes a redis-server"))?;
         let dir = std::env::temp_dir().join(format!("leaguekit-instr-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let port = free_port();
@@ -97,13 +120,7 @@ impl Server {
                 "--callgrind-out-file={}",
                 dir.join("cg.out").display()
             ))
-            .args([
-                "redis-server",
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-            ])
+            .args([binary, "--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(&dir)
@@ -283,34 +300,52 @@ impl Row {
     }
 }
 
-fn args() -> Result<(usize, usize, bool), String> {
-    let (mut players, mut ops, mut keep) = (20_000, 20_000, false);
+fn args() -> Result<Args, String> {
+    let mut a = Args {
+        players: 20_000,
+        ops: 20_000,
+        keep: false,
+        server: "redis-server".to_owned(),
+    };
     let mut it = std::env::args().skip(1);
-    while let Some(a) = it.next() {
+    while let Some(arg) = it.next() {
         let mut number = |name: &str| -> Result<usize, String> {
             it.next()
                 .and_then(|v| v.replace('_', "").parse().ok())
                 .filter(|&n| n >= 1_000)
                 .ok_or_else(|| format!("{name} takes a number of at least 1000"))
         };
-        match a.as_str() {
-            "--players" => players = number("--players")?,
-            "--ops" => ops = number("--ops")?,
-            "--keep" => keep = true,
+        match arg.as_str() {
+            "--players" => a.players = number("--players")?,
+            "--ops" => a.ops = number("--ops")?,
+            "--keep" => a.keep = true,
+            "--server" => {
+                a.server = it
+                    .next()
+                    .ok_or("--server takes the path of a redis-server binary")?
+            }
             "-h" | "--help" => {
-                println!("bench_instructions [--players N (20000)] [--ops N (20000)] [--keep]");
+                println!(
+                    "bench_instructions [--players N (20000)] [--ops N (20000)] [--keep] \
+                     [--server PATH (redis-server)]"
+                );
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument {other}: see --help")),
         }
     }
-    Ok((players, ops, keep))
+    Ok(a)
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (players, ops, keep) = args()?;
-    let mut server = Server::start(keep)?;
+    let Args {
+        players,
+        ops,
+        keep,
+        server,
+    } = args()?;
+    let mut server = Server::start(&server, keep)?;
     let url = format!("redis://127.0.0.1:{}/", server.port);
     let season = bench_season("ix");
     let opened = season.schedule.start;

@@ -2042,6 +2042,17 @@ async fn foreign_rollover_data_is_a_protocol_error() {
             matches!(read, Err(StoreError::Protocol(_))),
             "{bad}: {read:?}"
         );
+        // Read among others (one flat reply for all): only this player's answer is
+        // the error.
+        let (before, after) = (keys.player("q"), keys.player("r"));
+        let read = store.player_snapshots(&[&before, &player, &after]).await;
+        assert!(
+            matches!(
+                read.as_slice(),
+                [Ok(_), Err(StoreError::Protocol(_)), Ok(_)]
+            ),
+            "{bad}: {read:?}"
+        );
         let stored: String = redis::cmd("HGET")
             .arg(player.state())
             .arg("p")

@@ -451,19 +451,57 @@ pub(super) fn snapshot_invocation(players: &[&PlayerKeys]) -> ScriptInvocation<'
     inv
 }
 
-/// `snapshot.lua`'s reply: one snapshot per player of the call.
+/// `snapshot.lua`'s reply: one flat array holding a snapshot per player of the call
+/// (`n`), one after the other (see the script for the form of each).
 pub(super) fn parse_snapshots(
     reply: Value,
     n: usize,
 ) -> Result<Vec<Result<PlayerSnapshot, StoreError>>, StoreError> {
-    let items = answers(reply, n, "player snapshots")?;
-    Ok(items
-        .into_iter()
-        .map(|item| match item {
+    let mut items = array(reply, "player snapshots")?.into_iter();
+    let mut out = Vec::with_capacity(n);
+    while let Some(head) = items.next() {
+        out.push(match head {
             Value::ServerError(e) => Err(StoreError::Redis(e.into())),
-            item => parse_snapshot(item),
-        })
-        .collect())
+            // The number of reward strings, after the state, the profile and the
+            // profile's deadline.
+            Value::Int(rewards) => {
+                let count = usize::try_from(rewards)
+                    .ok()
+                    .filter(|c| c % 2 == 0)
+                    .ok_or_else(|| {
+                        protocol(format!("player snapshot: {rewards} reward strings"))
+                    })?;
+                let fields: Vec<Value> = items.by_ref().take(3 + count).collect();
+                if fields.len() != 3 + count {
+                    return Err(protocol("player snapshot: the reply ends inside an answer"));
+                }
+                parse_snapshot(fields)
+            }
+            other => match text(&other, "player snapshot")? {
+                "malformed" => {
+                    let what = items
+                        .next()
+                        .ok_or_else(|| protocol("player snapshot: malformed, without a detail"))?;
+                    Err(protocol(format!(
+                        "player records hold data leaguekit did not write: {}",
+                        text(&what, "detail")?
+                    )))
+                }
+                other => {
+                    return Err(protocol(format!(
+                        "player snapshot: unknown answer {other:?}"
+                    )));
+                }
+            },
+        });
+    }
+    if out.len() != n {
+        return Err(protocol(format!(
+            "player snapshots: {} answers for {n} players",
+            out.len()
+        )));
+    }
+    Ok(out)
 }
 
 /// The only answer of a call for one item.
@@ -473,29 +511,18 @@ fn one<T>(mut answers: Vec<Result<T, StoreError>>) -> Result<T, StoreError> {
         .unwrap_or_else(|| Err(protocol("a call for one item got no answer")))
 }
 
-/// One player's snapshot of `snapshot.lua`'s reply.
-fn parse_snapshot(reply: Value) -> Result<PlayerSnapshot, StoreError> {
-    let items = array(reply, "player snapshot")?;
-    let (state, profile, deadline) = match items.as_slice() {
-        [status, what] if text(status, "snapshot")? == "malformed" => {
-            return Err(protocol(format!(
-                "player records hold data leaguekit did not write: {}",
-                text(what, "detail")?
-            )));
-        }
-        [state, profile, deadline, ..] => (
-            text(state, "state record")?,
-            text(profile, "profile record")?,
-            text(deadline, "profile deadline")?,
-        ),
-        other => {
-            return Err(protocol(format!(
-                "player snapshot: {} items, expected at least 3",
-                other.len()
-            )));
-        }
+/// One player's snapshot: state, profile, profile deadline, then the rewards' source
+/// and value pairs.
+fn parse_snapshot(mut fields: Vec<Value>) -> Result<PlayerSnapshot, StoreError> {
+    let rewards = Value::Array(fields.split_off(3.min(fields.len())));
+    let [state, profile, deadline] = fields.as_slice() else {
+        return Err(protocol("player snapshot: fewer than 3 fields"));
     };
-    let rewards = Value::Array(items.get(3..).unwrap_or_default().to_vec());
+    let (state, profile, deadline) = (
+        text(state, "state record")?,
+        text(profile, "profile record")?,
+        text(deadline, "profile deadline")?,
+    );
     let profile_deadline = match deadline {
         "" => None,
         d => Some(
@@ -582,5 +609,49 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn snapshots_are_read_one_after_the_other_from_one_flat_reply() {
+        let reply = Value::Array(vec![
+            // A player with a state, a profile and one reward.
+            Value::Int(2),
+            bulk("3:bronze:7"),
+            bulk("4|{\"name\":\"a\"}"),
+            bulk("1900000000"),
+            bulk("2/bronze/1"),
+            bulk("p|gems:100"),
+            // A command refused for the second player.
+            ::redis::parse_redis_value(b"-WRONGTYPE Operation against a key\r\n")
+                .expect("an error reply"),
+            // A record leaguekit did not write.
+            bulk("malformed"),
+            bulk("record of p3 in k: x"),
+            // A new player.
+            Value::Int(0),
+            bulk(""),
+            bulk(""),
+            bulk(""),
+        ]);
+        let mut answers = parse_snapshots(reply, 4).expect("four answers").into_iter();
+        let first = answers.next().expect("first").expect("first parsed");
+        assert_eq!(first.state.map(|s| (s.period, s.bracket)), Some((3, 7)));
+        assert_eq!(first.profile.1, 4);
+        assert_eq!(first.profile_deadline, Some(1_900_000_000));
+        assert_eq!(first.rewards.len(), 1);
+        assert!(matches!(answers.next(), Some(Err(StoreError::Redis(_)))));
+        assert!(matches!(answers.next(), Some(Err(StoreError::Protocol(_)))));
+        let last = answers.next().and_then(Result::ok).expect("new player");
+        assert!(last.state.is_none() && last.rewards.is_empty() && last.profile_deadline.is_none());
+
+        // A reply that ends inside an answer, or holds a different number of answers
+        // than players, or an odd number of reward strings, is refused whole.
+        let cut = Value::Array(vec![Value::Int(2), bulk(""), bulk(""), bulk(""), bulk("s")]);
+        assert!(parse_snapshots(cut, 1).is_err());
+        let one = Value::Array(vec![Value::Int(0), bulk(""), bulk(""), bulk("")]);
+        assert!(parse_snapshots(one.clone(), 2).is_err());
+        assert_eq!(parse_snapshots(one, 1).map(|a| a.len()).ok(), Some(1));
+        let odd = Value::Array(vec![Value::Int(1), bulk(""), bulk(""), bulk(""), bulk("s")]);
+        assert!(parse_snapshots(odd, 1).is_err());
     }
 }

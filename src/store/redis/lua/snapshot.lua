@@ -12,61 +12,71 @@
 --       profile bucket (hash: player -> "deadline|version|json"); the player's
 --       rewards (hash: source -> "p|grant" or "c|grant")
 --
--- Reply: one per player, in order: {state, profile, profile's deadline, source1,
--- value1, ...}, state and profile without their deadline, "" when absent or expired
--- (the profile's deadline too); {"malformed", what} for a record it did not write.
+-- Reply: one flat array, each player's answer after the one before, in order:
+--   the number of reward strings 2r (an integer), then state, profile, the profile's
+--   deadline, then r pairs source, value: state and profile without their deadline,
+--   "" when absent or expired (the profile's deadline too);
+--   or "malformed", then what: a record it did not write;
+--   or an error reply: a command refused (WRONGTYPE on a key leaguekit did not write).
+-- Flat rather than a table per player: Redis turns each table of a script's reply
+-- into RESP by looking up six special fields of it (err, ok, double, ...), which was
+-- about a twentieth of a join's Redis instructions under callgrind.
 -- The profile's deadline lets the placement's state write (record_state.lua) leave a
 -- profile that already lives long enough without reading it again.
 
 local t = redis.call('TIME')
 local now = tonumber(t[1])
 
--- Player i's keys are KEYS[k + 1..3], k = 3(i-1), and their id ARGV[a].
+local reply = {}
+
+-- Player i's keys are KEYS[k + 1..3], k = 3(i-1), and their id ARGV[a]: their answer
+-- is appended to the reply (see above), or {"malformed", what} returned, nothing
+-- appended.
 local function read(k, a)
   local player = ARGV[a]
-  local reply = {}
-  local deadline = ''
+  local state, profile, deadline = '', '', ''
   for i = 1, 2 do
     local record = redis.call('HGET', KEYS[k + i], player)
-    local body = ''
     if record then
       local d, rest = string.match(record, '^(%d+)|(.*)$')
       if not d then
         return {'malformed', 'record of ' .. player .. ' in ' .. KEYS[k + i] .. ': ' .. record}
       end
       if tonumber(d) > now then
-        body = rest
-        if i == 2 then
-          deadline = d
+        if i == 1 then
+          state = rest
+        else
+          profile, deadline = rest, d
         end
       end
     end
-    reply[i] = body
   end
-  reply[3] = deadline
   local rewards = redis.call('HGETALL', KEYS[k + 3])
+  local n = #reply
+  reply[n + 1] = #rewards
+  reply[n + 2] = state
+  reply[n + 3] = profile
+  reply[n + 4] = deadline
   for i = 1, #rewards do
-    reply[#reply + 1] = rewards[i]
+    reply[n + 4 + i] = rewards[i]
   end
-  return reply
+  return nil
 end
 
--- One player's failure (a command refused, such as WRONGTYPE on a key leaguekit did not
--- write) is that player's answer, an error reply in its place; the others go on.
-local function each(f, k, a)
-  local ok, answer = pcall(f, k, a)
-  if ok then
-    return answer
-  end
-  if type(answer) == 'table' and answer.err then
-    return answer
-  end
-  return {err = tostring(answer)}
-end
-
-local reply = {}
+-- One player's failure (a command refused, such as WRONGTYPE on a key leaguekit did
+-- not write) is that player's answer, an error reply in its place; the others go on.
+-- A failure comes before the player's answer is appended (every command runs first).
 for i = 1, #ARGV do
-  local k = 3 * (i - 1)
-  reply[i] = each(read, k, i)
+  local ok, answer = pcall(read, 3 * (i - 1), i)
+  if not ok then
+    if type(answer) == 'table' and answer.err then
+      reply[#reply + 1] = answer
+    else
+      reply[#reply + 1] = {err = tostring(answer)}
+    end
+  elseif answer then
+    reply[#reply + 1] = 'malformed'
+    reply[#reply + 1] = answer[2]
+  end
 end
 return reply
