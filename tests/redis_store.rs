@@ -996,6 +996,69 @@ async fn pipelines_load_scripts_only_when_the_server_lacks_them() {
     assert_eq!(page.entries.len(), 1, "{page:?}");
 }
 
+/// A batch of state writes of different periods, lifetimes and trims (record_state.lua
+/// takes them once a call, so the store sends each kind in calls of its own) records
+/// each write as if it went alone; a tier the record cannot hold is refused alone.
+#[tokio::test]
+async fn state_writes_of_several_periods_in_one_batch_each_keep_their_own() {
+    use leaguekit::store::{PlayerState, StateWrite};
+    let keys = Keys::new(&unique_prefix("mixed"), "s");
+    let store = redis_store().await;
+    let mut con = raw_connection().await;
+    let players: Vec<_> = (0..6).map(|i| keys.player(&format!("m{i}"))).collect();
+    let states = [
+        PlayerState::new(3, "gold", 1),
+        PlayerState::new(4, "silver", 2),
+        PlayerState::new(3, "gold", 3),
+        PlayerState::new(4, "bad|tier", 4),
+        PlayerState::new(5, "bronze", 5),
+        PlayerState::new(4, "silver", 6),
+    ];
+    // Lifetimes in seconds: one per period but the last write of period 4, whose
+    // differs (a batch whose clock read differed).
+    let ttls: [u64; 6] = [3_600, 7_200, 3_600, 7_200, 10_800, 14_400];
+    let writes: Vec<StateWrite<'_>> = players
+        .iter()
+        .zip(&states)
+        .zip(ttls)
+        .map(|((k, s), ttl)| StateWrite::new(k, s, ttl, s.period - 1).found(false, false))
+        .collect();
+    let results = store.record_states(&writes).await;
+    assert!(
+        matches!(results[3], Err(StoreError::Protocol(_))),
+        "{:?}",
+        results[3]
+    );
+    for i in [0, 1, 2, 4, 5] {
+        results[i].as_ref().expect("recorded");
+        let read = store.player_state(&players[i]).await.expect("read");
+        assert_eq!(read.as_ref(), Some(&states[i]), "m{i}");
+        let record: String = redis::cmd("HGET")
+            .arg(players[i].state())
+            .arg(&players[i].player)
+            .query_async(&mut con)
+            .await
+            .expect("hget");
+        let deadline: i64 = record
+            .split('|')
+            .next()
+            .and_then(|d| d.parse().ok())
+            .expect("a deadline");
+        let left = deadline - chrono::Utc::now().timestamp();
+        let ttl = i64::try_from(ttls[i]).expect("small");
+        assert!(
+            (ttl - 5..=ttl + 1).contains(&left),
+            "m{i}: lives {left} s, wrote {} s",
+            ttls[i]
+        );
+    }
+    assert_eq!(
+        store.player_state(&players[3]).await.expect("read"),
+        None,
+        "a refused write wrote"
+    );
+}
+
 /// A state write carries what the caller's snapshot found (`StateWrite::found`): a
 /// player with no state is created without a read of their bucket, and a player
 /// without a profile leaves the profile bucket alone. A wrong hint costs a read, never

@@ -27,12 +27,12 @@ const ENTER_AT_ONCE: usize = 128;
 /// a player).
 const SNAPSHOTS_AT_ONCE: usize = 64;
 
-/// Players recorded by one record_state.lua call on the bulk path (four keys and six
+/// Players recorded by one record_state.lua call on the bulk path (four keys and four
 /// arguments a player).
 const STATES_AT_ONCE: usize = 64;
 
 /// Joins of one period placed by one join.lua call on the bulk path (its keys and
-/// arguments grow with it: 1 key and 5 arguments a join).
+/// arguments grow with it: 1 key and 3 arguments a join).
 const JOIN_AT_ONCE: usize = 128;
 
 impl RedisStore {
@@ -46,20 +46,14 @@ impl RedisStore {
         if requests.is_empty() {
             return Vec::new();
         }
-        // Calls of consecutive joins that share the clock, the TTL and the period's
-        // time bounds (a call carries them once; a league's batch always shares
-        // them). A join past a full bracket goes alone, as join.lua requires.
+        // Calls of consecutive joins that share the clock, the TTL, the period's time
+        // bounds and the bracket size (a call carries them once; a league's batch
+        // always shares them). A join past a full bracket goes alone, as join.lua
+        // requires (see [`shares_call`]).
         let mut chunks: Vec<Vec<&JoinRequest<'_>>> = Vec::new();
         for r in requests {
             match chunks.last_mut() {
-                Some(c)
-                    if c.len() < JOIN_AT_ONCE
-                        && shares_call(c[0], r)
-                        && c[0].replace_full.is_none()
-                        && r.replace_full.is_none() =>
-                {
-                    c.push(r)
-                }
+                Some(c) if c.len() < JOIN_AT_ONCE && shares_call(c[0], r) => c.push(r),
                 _ => chunks.push(vec![r]),
             }
         }
@@ -186,7 +180,9 @@ impl RedisStore {
     }
 
     /// State records, [`STATES_AT_ONCE`] players to a record_state.lua call (of one
-    /// slot on a cluster, see [`RedisStore::pipelined_items`]).
+    /// slot on a cluster, see [`RedisStore::pipelined_items`]), the writes that share
+    /// a call's period, TTL and trim ([`shares_record_call`]: a batch of one period
+    /// shares them) together, the groups concurrently.
     pub(super) async fn bulk_record_states(
         &self,
         writes: &[StateWrite<'_>],
@@ -196,40 +192,59 @@ impl RedisStore {
         }
         // A write the record format cannot hold is refused alone, as record_state
         // refuses it; the others are sent.
-        let sendable: Vec<usize> = (0..writes.len())
-            .filter(|&i| check_state_tier(writes[i].state).is_ok())
-            .collect();
-        let tags: Vec<&str> = sendable
-            .iter()
-            .map(|&i| hash_tag(&writes[i].player_keys.base))
-            .collect();
-        let answered = self
-            .pipelined_items(
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut index: HashMap<(u64, u64, u64), usize> = HashMap::new();
+        for (i, w) in writes.iter().enumerate() {
+            if check_state_tier(w.state).is_err() {
+                continue;
+            }
+            let g = *index.entry(shares_record_call(w)).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[g].push(i);
+        }
+        let runs = groups.iter().map(|sendable| async move {
+            let tags: Vec<&str> = sendable
+                .iter()
+                .map(|&i| hash_tag(&writes[i].player_keys.base))
+                .collect();
+            let answered = self
+                .pipelined_items(
+                    "record_states",
+                    &SCRIPTS.record_state,
+                    &tags,
+                    STATES_AT_ONCE,
+                    |items| {
+                        let of_call: Vec<&StateWrite<'_>> =
+                            items.iter().map(|&k| &writes[sendable[k]]).collect();
+                        record_state_invocation(&of_call)
+                    },
+                    // Writing the same state again is a no-op.
+                    |_| Retry::Idempotent,
+                )
+                .await;
+            spread(
+                sendable.len(),
+                answered,
+                |reply, items| parse_record_states(reply??, items.len()),
                 "record_states",
-                &SCRIPTS.record_state,
-                &tags,
-                STATES_AT_ONCE,
-                |items| {
-                    let of_call: Vec<&StateWrite<'_>> =
-                        items.iter().map(|&k| &writes[sendable[k]]).collect();
-                    record_state_invocation(&of_call)
-                },
-                // Writing the same state again is a no-op.
-                |_| Retry::Idempotent,
             )
-            .await;
-        let mut replies = spread(
-            sendable.len(),
-            answered,
-            |reply, items| parse_record_states(reply??, items.len()),
-            "record_states",
-        )
-        .into_iter();
+        });
+        let answers = futures::future::join_all(runs).await;
+        let mut results: Vec<Option<Result<(), StoreError>>> =
+            writes.iter().map(|_| None).collect();
+        for (sendable, answers) in groups.iter().zip(answers) {
+            for (&i, answer) in sendable.iter().zip(answers) {
+                results[i] = Some(answer);
+            }
+        }
         writes
             .iter()
-            .map(|w| {
+            .zip(results)
+            .map(|(w, r)| {
                 check_state_tier(w.state)?;
-                replies.next().unwrap_or_else(|| {
+                r.unwrap_or_else(|| {
                     Err(StoreError::Protocol(
                         "record_states: a write got no reply".into(),
                     ))

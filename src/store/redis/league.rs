@@ -179,9 +179,10 @@ pub(super) fn join_invocation(
     period: &PeriodKeys,
     requests: &[&JoinRequest<'_>],
 ) -> ScriptInvocation<'static> {
-    // Keys and arguments in the order join.lua declares them. The clock, the TTL and
-    // the period's time bounds are the first request's: the caller sends joins that
-    // share them (see [`shares_call`]).
+    // Keys and arguments in the order join.lua declares them. The clock, the TTL, the
+    // period's time bounds, the bracket size and the full bracket are the first
+    // request's: the caller sends joins that share them (see [`shares_call`]), and a
+    // join past a full bracket alone.
     let mut inv = SCRIPTS.join.prepare_invoke();
     inv.key(&period.joins).key(&period.meta);
     if let Some(first) = requests.first() {
@@ -190,31 +191,34 @@ pub(super) fn join_invocation(
             .arg(first.ttl_secs.clamp(1, MAX_WINDOW_SECS))
             .arg(time.start_ms)
             .arg(time.closes_ms)
-            .arg(time.skew_ms);
-    }
-    for request in requests {
-        inv.key(period.assign(request.player))
-            .arg(request.player)
-            .arg(request.tier)
-            .arg(request.size.max(1))
-            .arg(request.time.at_ms)
+            .arg(time.skew_ms)
+            .arg(first.size.max(1))
             .arg(
-                request
+                first
                     .replace_full
                     .map(|b| b.to_string())
                     .unwrap_or_default(),
             );
     }
+    for request in requests {
+        inv.key(period.assign(request.player))
+            .arg(request.player)
+            .arg(request.tier)
+            .arg(request.time.at_ms);
+    }
     inv
 }
 
-/// Whether `b` can go in the join.lua call of `a`: a call carries the clock, the TTL
-/// and the period's time bounds once, for all its joins (a league's batch always
-/// shares them).
+/// Whether `b` can go in the join.lua call of `a`: a call carries the clock, the TTL,
+/// the period's time bounds and the bracket size once, for all its joins (a league's
+/// batch always shares them), and a join past a full bracket goes alone.
 pub(super) fn shares_call(a: &JoinRequest<'_>, b: &JoinRequest<'_>) -> bool {
     let (x, y) = (&a.time, &b.time);
     x.now == y.now
         && a.ttl_secs == b.ttl_secs
+        && a.size == b.size
+        && a.replace_full.is_none()
+        && b.replace_full.is_none()
         && (x.start_ms, x.closes_ms, x.skew_ms) == (y.start_ms, y.closes_ms, y.skew_ms)
 }
 
@@ -370,23 +374,33 @@ pub(super) fn parse_enter(
 }
 
 /// The call of record_state.lua for writes of one slot group (one write on the single
-/// path; see [`RedisStore::bulk_record_states`]).
+/// path; see [`RedisStore::bulk_record_states`]). The period, the TTL and the trim are
+/// the first write's: the caller sends writes that share them (see
+/// [`shares_record_call`]).
 pub(super) fn record_state_invocation(writes: &[&StateWrite<'_>]) -> ScriptInvocation<'static> {
     let mut inv = SCRIPTS.record_state.prepare_invoke();
+    if let Some(first) = writes.first() {
+        inv.arg(first.state.period)
+            .arg(first.ttl_secs.clamp(1, MAX_WINDOW_SECS))
+            .arg(first.trim_before);
+    }
     for w in writes {
         inv.key(w.player_keys.state())
             .key(w.player_keys.profile())
             .key(w.player_keys.rewards())
             .key(w.player_keys.claims())
             .arg(&w.player_keys.player)
-            .arg(w.state.period)
             .arg(&w.state.tier)
             .arg(w.state.bracket)
-            .arg(w.ttl_secs.clamp(1, MAX_WINDOW_SECS))
-            .arg(w.trim_before)
             .arg(hints(w));
     }
     inv
+}
+
+/// What a record_state.lua call carries once for all its writes: the period, the TTL
+/// and the trim (a batch of one period shares them).
+pub(super) fn shares_record_call(w: &StateWrite<'_>) -> (u64, u64, u64) {
+    (w.state.period, w.ttl_secs, w.trim_before)
 }
 
 /// record_state.lua's hints of a write: "s" (no live state found), "p" (no live

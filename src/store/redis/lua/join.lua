@@ -22,12 +22,14 @@
 --          ARGV[5] the allowed skew (all ms): one period's, shared by every join of
 --          the call (sent once, not once per join: each argument costs Redis its
 --          parsing and its push into Lua, and a 13-digit number its strtod)
--- ARGV[6..] five per player i, from ARGV[6 + 5(i-1)]:
---   player id; tier name (never contains ':', so the assignment splits on the last
---   ':'); bracket size (>= 1); the join's time (ms); "" or a bracket the player is
---   assigned to but that was found full (the server lost data under running game
---   servers): assign the player anew, past it, in the tier they were placed in; such
---   a join must be the only one of its call
+-- ARGV[6]  bracket size (>= 1), shared by every join of the call
+-- ARGV[7]  "" or a bracket the player is assigned to but that was found full (the
+--          server lost data under running game servers): assign the player anew,
+--          past it, in the tier they were placed in; such a join must be the only
+--          one of its call
+-- ARGV[8..] three per player i, from ARGV[8 + 3(i-1)]: player id; tier name (never
+--          contains ':', so the assignment splits on the last ':'); the join's time
+--          (ms)
 --
 -- Reply: one per player, in order (all strings), or {"malformed", what} for the call:
 --   "new:tier:bracket" | "existing:tier:bracket" (one string) | {"closed"}
@@ -45,16 +47,13 @@ else
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local start, closes, skew = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local n = (#ARGV - 5) / 5
+local size, full = tonumber(ARGV[6]), ARGV[7]
+local n = (#ARGV - 7) / 3
 local reply = {}
 -- A join past a full bracket is sent alone: counted among others of its tier, it
 -- would have to see their placements before they are written.
-if n > 1 then
-  for i = 1, n do
-    if ARGV[5 + 5 * i] ~= '' then
-      return {'malformed', 'a join past a full bracket must be the only join of its call'}
-    end
-  end
+if n > 1 and full ~= '' then
+  return {'malformed', 'a join past a full bracket must be the only join of its call'}
 end
 local closing
 -- A player listed twice gets the first listing's placement again, as a second call
@@ -67,9 +66,8 @@ local waiting = {}
 local tiers = {}
 
 for i = 1, n do
-  local a = 5 + 5 * (i - 1)
-  local player, tier, size = ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3])
-  local at, full = tonumber(ARGV[a + 4]), ARGV[a + 5]
+  local a = 7 + 3 * (i - 1)
+  local player, tier, at = ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3])
   if at > now + skew then
     reply[i] = {'future', fmt(at - now), fmt(now)}
   elseif now < start then
@@ -132,7 +130,6 @@ for _, tier in ipairs(tiers) do
   for k, j in ipairs(w) do
     -- ceil(count / size) with integers well below 2^53, so the division is exact
     -- enough for floor to be right.
-    local size = tonumber(ARGV[5 + 5 * (j - 1) + 3])
     local b = fmt(math.floor((first + k + size - 1) / size))
     reply[j] = {'new', tier, b}
   end
@@ -158,7 +155,7 @@ for i = 1, n do
   if r[1] == 'new' then
     local key = KEYS[2 + i]
     local placed = r[2] .. ':' .. r[3]
-    redis.call('HSET', key, ARGV[5 + 5 * (i - 1) + 1], placed)
+    redis.call('HSET', key, ARGV[7 + 3 * (i - 1) + 1], placed)
     expiring[key] = 2 + i
     wrote = true
     reply[i] = 'new:' .. placed

@@ -12,30 +12,34 @@
 -- The bucket keys' TTLs are only ever raised, to a minute past the latest deadline of
 -- their records.
 --
--- One call records any number of players (the bulk path sends a batch's players of a
--- slot at once on a cluster, of any slots on one server; the single path one): the
--- clock is read once per call, and entering a script (about 2 µs with its arguments)
--- is paid once per call, not once per player.
+-- One call records any number of players of one period (the bulk path sends a
+-- batch's players of a slot at once on a cluster, of any slots on one server; the
+-- single path one): the clock is read, the deadline formatted and entering a script
+-- (about 2 µs with its arguments) paid once per call, not once per player.
 --
--- Per player i, four keys from KEYS[4(i-1) + 1] and seven arguments from
--- ARGV[7(i-1) + 1]:
+-- Shared by every player of the call:
+-- ARGV[1]  period id (decimal, no leading zeros)
+-- ARGV[2]  seconds the players' records live from now
+-- ARGV[3]  trim: claimed rewards earned before this period (the rollover never
+--          grants them again) and claim answers given before it are deleted, so a
+--          player who keeps playing keeps small records
+--
+-- Per player i, four keys from KEYS[4(i-1) + 1] and four arguments from
+-- ARGV[3 + 4(i-1) + 1]:
 -- KEYS  state bucket (hash: player -> "deadline|period:tier:bracket" with
 --       "|period:tier:bracket" of the previous placement appended when there is one);
 --       profile bucket (hash: player -> "deadline|version|json"): its deadline
 --       follows the state's; the player's rewards and their claims (per-player keys:
 --       their TTL)
--- ARGV  player id; period id (decimal, no leading zeros); tier name (never contains
---       '|'); bracket number; seconds the player's records live from now; trim:
---       claimed rewards earned before this period (the rollover never grants them
---       again) and claim answers given before it are deleted, so a player who keeps
---       playing keeps small records; hints of what the caller's read of the player
---       found, right or wrong: "s" if it found no live state (the state is then
---       created with HSETNX, which saves a lookup of the bucket, and read as below
---       if one exists after all), "p" if it found no live profile (the profile
---       bucket is then left alone: a profile set since that read has a deadline of
---       its own, by the placement's rule), both, or ""; then, when it found a live
---       profile, that profile's deadline in decimal (the profile is then left alone
---       if that deadline reaches to within a minute of this placement's)
+-- ARGV  player id; tier name (never contains '|'); bracket number; hints of what
+--       the caller's read of the player found, right or wrong: "s" if it found no
+--       live state (the state is then created with HSETNX, which saves a lookup of
+--       the bucket, and read as below if one exists after all), "p" if it found no
+--       live profile (the profile bucket is then left alone: a profile set since
+--       that read has a deadline of its own, by the placement's rule), both, or "";
+--       then, when it found a live profile, that profile's deadline in decimal (the
+--       profile is then left alone if that deadline reaches to within a minute of
+--       this placement's)
 --
 -- Reply: one per player, in order: 1 if the placement was written, else 0;
 -- {"malformed", what} (nothing written for that player) for a record it did not
@@ -60,13 +64,15 @@ local now = tonumber(t[1])
 -- Pruning on one call in 16 (by the microseconds of TIME): see below.
 local prune = tonumber(t[2]) % 16 == 0
 
--- Player i's keys are KEYS[k + 1..4] and arguments ARGV[a + 1..7]:
--- k = 4(i-1), a = 7(i-1).
+local period = ARGV[1]
+local ttl = tonumber(ARGV[2])
+local deadline = string.format('%d', now + ttl)
+
+-- Player i's keys are KEYS[k + 1..4] and arguments ARGV[a + 1..4]:
+-- k = 4(i-1), a = 3 + 4(i-1).
 local function record(k, a)
-  local ttl = tonumber(ARGV[a + 5])
-  local deadline = string.format('%d', now + ttl)
   local player = ARGV[a + 1]
-  local hints = ARGV[a + 7]
+  local hints = ARGV[a + 4]
   -- The profile is left alone when the read found none, or found one that lives to
   -- within a minute of this placement's deadline: one set in this period, since a
   -- period's deadlines differ only by the rounding and the offset of the game
@@ -95,7 +101,7 @@ local function record(k, a)
     end
   end
 
-  local placement = ARGV[a + 2] .. ':' .. ARGV[a + 3] .. ':' .. ARGV[a + 4]
+  local placement = period .. ':' .. ARGV[a + 2] .. ':' .. ARGV[a + 3]
   local written = 1
   -- A player the caller found no state for: created unless a record exists.
   local created = string.find(hints, 's', 1, true)
@@ -106,21 +112,21 @@ local function record(k, a)
     local current, rest
     if record then
       local d, placed, tail = string.match(record, '^(%d+)|([^|]+)(.*)$')
-      local period = placed and string.match(placed, '^(%d+):.*:%d+$')
-      if not d or not period or (tail ~= '' and not string.match(tail, '^|%d+:.*:%d+$')) then
+      local stored = placed and string.match(placed, '^(%d+):.*:%d+$')
+      if not d or not stored or (tail ~= '' and not string.match(tail, '^|%d+:.*:%d+$')) then
         return {'malformed', 'state of ' .. player .. ' in ' .. KEYS[k + 1] .. ': ' .. record}
       end
       if tonumber(d) > now then
-        current = period
+        current = stored
         rest = tail
       end
     end
     if not current then
       redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement)
-    elseif greater(ARGV[a + 2], current) then
+    elseif greater(period, current) then
       local was = string.match(record, '^%d+|([^|]+)')
       redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement .. '|' .. was)
-    elseif ARGV[a + 2] == current then
+    elseif period == current then
       redis.call('HSET', KEYS[k + 1], player, deadline .. '|' .. placement .. rest)
     else
       -- An earlier period: the placement stays, the expiry starts anew.
@@ -166,25 +172,25 @@ local function record(k, a)
   if redis.call('EXISTS', KEYS[k + 3], KEYS[k + 4]) == 0 then
     return written
   end
-  local trim = tonumber(ARGV[a + 6])
+  local trim = tonumber(ARGV[3])
   local rewards = redis.call('HGETALL', KEYS[k + 3])
   for i = 1, #rewards, 2 do
     if string.sub(rewards[i + 1], 1, 2) == 'c|' then
-      local period = tonumber(string.match(rewards[i], '^(%d+)/'))
-      if period and period < trim then
+      local earned = tonumber(string.match(rewards[i], '^(%d+)/'))
+      if earned and earned < trim then
         redis.call('HDEL', KEYS[k + 3], rewards[i])
       end
     end
   end
   local claims = redis.call('HGETALL', KEYS[k + 4])
   for i = 1, #claims, 2 do
-    local period = tonumber(string.match(claims[i + 1], '^(%d+)|'))
-    if not period or period < trim then
+    local given = tonumber(string.match(claims[i + 1], '^(%d+)|'))
+    if not given or given < trim then
       redis.call('HDEL', KEYS[k + 4], claims[i])
     end
   end
   for i = 3, 4 do
-    redis.call('EXPIRE', KEYS[k + i], ARGV[a + 5])
+    redis.call('EXPIRE', KEYS[k + i], ARGV[2])
   end
   return written
 end
@@ -203,8 +209,8 @@ local function each(f, k, a)
 end
 
 local reply = {}
-for i = 1, #ARGV / 7 do
-  local k, a = 4 * (i - 1), 7 * (i - 1)
+for i = 1, (#ARGV - 3) / 4 do
+  local k, a = 4 * (i - 1), 3 + 4 * (i - 1)
   reply[i] = each(record, k, a)
 end
 return reply
