@@ -181,7 +181,7 @@ impl RedisStore {
 
     /// State records, [`STATES_AT_ONCE`] players to a record_state.lua call (of one
     /// slot on a cluster, see [`RedisStore::pipelined_items`]), the writes that share
-    /// a call's period, TTL and trim ([`shares_record_call`]: a batch of one period
+    /// a call's period, TTL and trim ([`record_call_key`]: a batch of one period
     /// shares them) together, the groups concurrently.
     pub(super) async fn bulk_record_states(
         &self,
@@ -198,7 +198,7 @@ impl RedisStore {
             if check_state_tier(w.state).is_err() {
                 continue;
             }
-            let g = *index.entry(shares_record_call(w)).or_insert_with(|| {
+            let g = *index.entry(record_call_key(w)).or_insert_with(|| {
                 groups.push(Vec::new());
                 groups.len() - 1
             });

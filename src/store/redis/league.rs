@@ -376,7 +376,7 @@ pub(super) fn parse_enter(
 /// The call of record_state.lua for writes of one slot group (one write on the single
 /// path; see [`RedisStore::bulk_record_states`]). The period, the TTL and the trim are
 /// the first write's: the caller sends writes that share them (see
-/// [`shares_record_call`]).
+/// [`record_call_key`]).
 pub(super) fn record_state_invocation(writes: &[&StateWrite<'_>]) -> ScriptInvocation<'static> {
     let mut inv = SCRIPTS.record_state.prepare_invoke();
     if let Some(first) = writes.first() {
@@ -397,9 +397,10 @@ pub(super) fn record_state_invocation(writes: &[&StateWrite<'_>]) -> ScriptInvoc
     inv
 }
 
-/// What a record_state.lua call carries once for all its writes: the period, the TTL
-/// and the trim (a batch of one period shares them).
-pub(super) fn shares_record_call(w: &StateWrite<'_>) -> (u64, u64, u64) {
+/// What a record_state.lua call carries once for all its writes, as a key that writes
+/// sharing a call have in common: the period, the TTL and the trim (a batch of one
+/// period shares them).
+pub(super) fn record_call_key(w: &StateWrite<'_>) -> (u64, u64, u64) {
     (w.state.period, w.ttl_secs, w.trim_before)
 }
 
