@@ -65,14 +65,6 @@ local function fmt(x)
   return string.format('%d', x)
 end
 
--- The board stores minus the packed value; write 0 as "0", never "-0".
-local function neg(x)
-  if x == 0 then
-    return '0'
-  end
-  return fmt(-x)
-end
-
 local mode = ARGV[1]
 local max = tonumber(ARGV[2])
 local span = tonumber(ARGV[3])
@@ -222,8 +214,10 @@ local function update(k, a)
   end
   local newpacked = result * span + newrev
 
-  redis.call('ZADD', KEYS[k + 1], neg(newpacked), player)
+  -- The board stores minus the packed value, written from its printed form (one
+  -- string.format, not two); 0 as "0", never "-0".
   local out_packed = fmt(newpacked)
+  redis.call('ZADD', KEYS[k + 1], newpacked == 0 and '0' or '-' .. out_packed, player)
   local out_rank = ''
   if ARGV[a + 7] ~= '' then
     out_rank = fmt(redis.call('ZRANK', KEYS[k + 1], player))
