@@ -11,9 +11,10 @@
 //! `--server` runs another redis-server binary than the one on the `PATH`. Debian's
 //! is stripped, so `callgrind_annotate` names few of its functions (none of Lua's);
 //! one built from Redis's source of the same version (`make MALLOC=libc` at the tag,
-//! a couple of minutes here) names them all, which is how the README's breakdown of a
-//! script call's instructions was read. Its counts differ from Debian's binary by a
-//! few percent (another allocator, other compiler flags): compare runs of one binary.
+//! a couple of minutes here) names them all, which is how the breakdowns of a script
+//! call's instructions in docs/performance.md were read. Its counts differ from
+//! Debian's binary by a few percent (another allocator, other compiler flags):
+//! compare runs of one binary.
 //!
 //! On this 2-core machine the same code's timed figures move by 20% or more between
 //! runs (the seeds' script alone cost Redis 7.2–14.6 µs an update on different

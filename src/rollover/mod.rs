@@ -192,7 +192,8 @@ impl<S: Store> League<S> {
     /// [`crate::Scheduler`] does: `spawn_blocking` and `Handle::block_on`) rather than
     /// from a task spawned on the workers, where it competes with the Redis
     /// connection's own tasks: at 1,000,000 players on 2 cores a spawned task took
-    /// about 1.5 times as long (`bench_rollover --spawned`; see the README).
+    /// 1.5 to 2 times as long (`bench_rollover --spawned`; docs/performance.md, "The
+    /// rollover, stop 26").
     #[instrument(skip(self, options), fields(dry_run = options.dry_run), err(level = "debug"))]
     pub async fn rollover(
         &self,
