@@ -20,8 +20,9 @@
 //!   with the rank;
 //! - standings pages of 100 with profiles against `ZREVRANGE key 0 99 WITHSCORES`:
 //!   five reads a bracket after the submits (the first builds the page, the others read
-//!   it kept), the same reads again (every page kept), and with the page cache off
-//!   (every page built);
+//!   it kept), the same reads again (every page kept), a read of each bracket right
+//!   after a score update of it (a build with the profiles kept as one string: the
+//!   reads of a bracket in play), and with the page cache off (every page built);
 //! - joins of new players against one script doing HINCRBY + HSET + ZADD;
 //! - the rollover of every player loaded;
 //! - Redis memory per joined player (INFO used_memory over 200,000 players, without
@@ -44,7 +45,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Duration as Span;
-use leaguekit::{League, ManualClock, RedisOptions, RedisStore, RolloverOptions, Season};
+use leaguekit::{
+    League, ManualClock, RedisOptions, RedisStore, RolloverOptions, Season, SubmitOptions,
+};
 
 use common::{
     JOIN_CHUNK, RAW_JOIN, SEED_UPDATE, TASKS, concurrent, free_port, join_all, read_pages,
@@ -654,6 +657,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cpu = redis_cpu(&nodes);
     let (kept_rate, _) = read_pages(&league, n_ops / 4, brackets).await;
     let kept_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops / 4) as f64;
+    // Reads of brackets in play: a score update drops the bracket's pages, so the
+    // read after it builds again, with the profiles the builds above kept as one
+    // string (a score does not touch them; they are kept as long as pages are). One
+    // score to each bracket's leader (read from its kept page), then one read of each
+    // bracket: every read of this row is such a build.
+    {
+        let l = league.clone();
+        concurrent(brackets, move |i| {
+            let l = l.clone();
+            async move {
+                let b = i as u32 + 1;
+                let top = l
+                    .standings("bronze", b, Some(1), 0, 1)
+                    .await
+                    .expect("standings");
+                if let Some(leader) = top.entries.first() {
+                    let o = SubmitOptions::default().request_id(format!("rb{b}")).at(at);
+                    l.submit(&leader.player, 1, o).await.expect("submit");
+                }
+            }
+        })
+        .await;
+    }
+    let cpu = redis_cpu(&nodes);
+    let (rebuilt_rate, _) = read_pages(&league, brackets, brackets).await;
+    let rebuilt_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / brackets as f64;
     for (node, tag) in nodes.iter().zip(&tags) {
         let c = redis::Client::open(format!("redis://{}:{}/", node.host, node.port))?;
         let mut c = c.get_multiplexed_async_connection().await?;
@@ -686,6 +715,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "pages/s",
     );
     cpu_row(kept_cpu, raw_read_cpu);
+    row(
+        "  each right after a score (a build)",
+        rebuilt_rate,
+        raw_read.0,
+        "pages/s",
+    );
+    cpu_row(rebuilt_cpu, raw_read_cpu);
     // The same reads with the page cache off: every page built (in the client, from
     // one MULTI), as the first read of a bracket after a write is.
     let cold_store = RedisStore::connect(
@@ -786,7 +822,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Path::new("target").join("bench");
     let _ = std::fs::create_dir_all(&dir);
     let last = format!(
-        "submit_ratio={:.2} submit_unranked_ratio={:.2} read_ratio={:.2} read_kept_ratio={:.2} read_uncached_ratio={:.2} \
+        "submit_ratio={:.2} submit_unranked_ratio={:.2} read_ratio={:.2} read_kept_ratio={:.2} read_rebuilt_ratio={:.2} read_uncached_ratio={:.2} \
          join_ratio={:.2} \
          submit_p50_us={:.0} \
          submit_p99_us={:.0} read_p50_us={:.0} read_p99_us={:.0} load_players_per_s={:.0} \
@@ -796,6 +832,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         unranked_rate / raw_submit.0,
         read_rate / raw_read.0,
         kept_rate / raw_read.0,
+        rebuilt_rate / raw_read.0,
         cold_rate / raw_read.0,
         join_rate / raw_join.0,
         pct(&submit_lat, 0.5),

@@ -2589,9 +2589,10 @@ fn calls_since(port: u16, before: &HashMap<String, u64>) -> HashMap<String, u64>
         .collect()
 }
 
-/// A page is built in the client from one MULTI (open_page.lua, ZRANGE, HSCAN) and
-/// kept by keep_page.lua; a kept page is one HGET and no script. Over RESP2 and RESP3,
-/// on a server of its own so that the command counts are this test's alone.
+/// A page is built in the client from one MULTI (open_page.lua, with the profiles as
+/// one string, and ZRANGE) and kept by keep_page.lua; a kept page is one HGET and no
+/// script. Over RESP2 and RESP3, on a server of its own so that the command counts
+/// are this test's alone.
 #[tokio::test]
 async fn a_page_is_built_in_one_multi_and_a_kept_page_is_one_hget() {
     let server = RedisServer::start(&[]);
@@ -2645,12 +2646,17 @@ async fn a_page_is_built_in_one_multi_and_a_kept_page_is_one_hget() {
         );
         assert_eq!(built.players, 3);
         let build = calls_since(server.port, &before);
-        for (command, n) in [("multi", 1), ("exec", 1), ("zrange", 1), ("hscan", 1)] {
+        // The profiles come as one string (open_page.lua's GET): the first build
+        // kept it, and the score update left it.
+        for (command, n) in [("multi", 1), ("exec", 1), ("zrange", 1), ("get", 1)] {
             assert_eq!(build.get(command), Some(&n), "{url}: {build:?}");
         }
-        // open_page.lua and keep_page.lua; standings.lua (HGETALL, HMGET) did not run.
+        // open_page.lua and keep_page.lua; neither standings.lua nor a read of the
+        // profile cache (HGETALL, HSCAN, HMGET) ran.
         assert_eq!(build.get("evalsha"), Some(&2), "{url}: {build:?}");
-        assert_eq!(build.get("hgetall"), None, "{url}: {build:?}");
+        for command in ["hgetall", "hscan", "hmget"] {
+            assert_eq!(build.get(command), None, "{url}: {build:?}");
+        }
 
         let before = calls(server.port);
         let kept = league
@@ -2771,6 +2777,92 @@ async fn a_change_between_a_build_and_its_fill_keeps_nothing() {
         "claim used"
     );
     assert_eq!(fill("n3").await, 0, "a claim keeps one page once");
+
+    // The profiles' string has a claim of its own, in the meta: a score since the
+    // snapshot leaves it, a change to the profile cache (a new profile, a joiner's)
+    // keeps no string.
+    let text_key = bracket.profiles_text();
+    let open_text = |nonce: &'static str| {
+        let (open, bracket, text_key) = (&open, &bracket, &text_key);
+        async move {
+            let mut con = raw_connection().await;
+            let reply: (u64, Option<String>) = open
+                .key(&bracket.board)
+                .key(&bracket.pages)
+                .key(&bracket.meta)
+                .key(text_key)
+                .arg("?0:9")
+                .arg(nonce)
+                .arg(30_000)
+                .invoke_async(&mut con)
+                .await
+                .expect("open_page");
+            reply
+        }
+    };
+    let fill_text = |nonce: &'static str| {
+        let (keep, bracket, text_key) = (&keep, &bracket, &text_key);
+        async move {
+            let mut con = raw_connection().await;
+            let _: u64 = keep
+                .key(&bracket.pages)
+                .key(&bracket.meta)
+                .key(text_key)
+                .key(&bracket.profiles)
+                .arg("?0:9")
+                .arg(nonce)
+                .arg("")
+                .arg("")
+                .arg(format!("profiles read under {nonce}"))
+                .arg(30_000)
+                .invoke_async(&mut con)
+                .await
+                .expect("keep_page");
+            let kept: Option<String> = redis::cmd("GET")
+                .arg(text_key)
+                .query_async(&mut con)
+                .await
+                .expect("get");
+            kept
+        }
+    };
+    let del = |key: String| async move {
+        let mut con = raw_connection().await;
+        let _: () = redis::cmd("DEL")
+            .arg(key)
+            .query_async(&mut con)
+            .await
+            .expect("del");
+    };
+    let (_, none) = open_text("t1").await;
+    assert_eq!(none, None);
+    league.submit("a", 1, opts_at(at)).await.expect("submit");
+    assert_eq!(
+        fill_text("t1").await.as_deref(),
+        Some("profiles read under t1"),
+        "a score leaves the claim"
+    );
+    let (_, kept) = open_text("t2").await;
+    assert_eq!(kept.as_deref(), Some("profiles read under t1"));
+    assert_eq!(
+        hget(&mut con, &bracket.meta, "texted").await.as_deref(),
+        Some("1")
+    );
+    del(text_key.clone()).await;
+    open_text("t3").await;
+    league
+        .set_profile("b", &[("name".into(), "Bee".into())])
+        .await
+        .expect("profile");
+    assert_eq!(fill_text("t3").await, None, "kept after a profile");
+    open_text("t4").await;
+    league
+        .set_profile("d", &[("name".into(), "D".into())])
+        .await
+        .expect("profile");
+    league.submit("d", 1, opts_at(at)).await.expect("join");
+    assert_eq!(fill_text("t4").await, None, "kept after a joiner's profile");
+
     // No board, no claim: reading a bracket nobody joined writes nothing.
     let empty = keys.bracket(1, "bronze", 7);
     let total: u64 = open
@@ -2862,7 +2954,8 @@ async fn kept_pages_never_outlive_their_board() {
 
 /// A profile cache that is a large hash table (200 profiles of more than 64 bytes) is
 /// not answered whole by the build's HSCAN; the page's players' profiles are then read
-/// by HMGET, and every entry still shows its own profile, kept or built, at any offset.
+/// by HMGET (and no string of the profiles is kept), with the page cache on or off,
+/// and every entry still shows its own profile, kept or built, at any offset.
 #[tokio::test]
 async fn pages_of_a_large_profile_cache_show_every_profile() {
     const LONG: &str = "-a-name-long-enough-that-the-cached-profile-passes-64-bytes";
@@ -2910,30 +3003,226 @@ async fn pages_of_a_large_profile_cache_show_every_profile() {
         .await
         .expect("hlen");
     assert_eq!((encoding.as_str(), cached), ("hashtable", 200));
-    let before = calls(server.port);
-    for (offset, limit) in [(0, 100), (150, 50), (195, 20), (0, 100)] {
-        let page = league
-            .standings("bronze", 1, None, offset, limit)
-            .await
-            .expect("page");
-        assert_eq!(page.players, 200);
-        let want = 200u64.saturating_sub(offset).min(limit);
-        assert_eq!(page.entries.len() as u64, want);
-        for (i, e) in page.entries.iter().enumerate() {
-            let n = 199 - offset as usize - i;
-            assert_eq!(e.player, format!("p{n:03}"));
-            assert_eq!(e.rank, offset + i as u64 + 1);
-            assert_eq!(e.profile.to_string(), format!(r#"{{"name":"N{n}{LONG}"}}"#));
+    let read_all = |league: std::sync::Arc<League<RedisStore>>| async move {
+        for (offset, limit) in [(0, 100), (150, 50), (195, 20), (0, 100)] {
+            let page = league
+                .standings("bronze", 1, None, offset, limit)
+                .await
+                .expect("page");
+            assert_eq!(page.players, 200);
+            let want = 200u64.saturating_sub(offset).min(limit);
+            assert_eq!(page.entries.len() as u64, want);
+            for (i, e) in page.entries.iter().enumerate() {
+                let n = 199 - offset as usize - i;
+                assert_eq!(e.player, format!("p{n:03}"));
+                assert_eq!(e.rank, offset + i as u64 + 1);
+                assert_eq!(e.profile.to_string(), format!(r#"{{"name":"N{n}{LONG}"}}"#));
+            }
         }
-    }
-    // Three builds (the last read was kept), each with its HMGET, none by
-    // standings.lua (whose ZCARD would show); the first MULTI met NOSCRIPT on this new
-    // server, loaded open_page.lua and ran again.
+    };
+    let before = calls(server.port);
+    read_all(league).await;
+    // Three builds (the last read was kept), none by standings.lua (whose ZCARD would
+    // show); the first MULTI met NOSCRIPT on this new server, loaded open_page.lua and
+    // ran again. Each found no string of the profiles (a GET), read the cache with
+    // HSCAN, got part of it and read the page's players' with HMGET.
     let reads = calls_since(server.port, &before);
     assert_eq!(
-        (reads.get("exec"), reads.get("hmget"), reads.get("zcard")),
-        (Some(&4), Some(&3), Some(&3)),
+        (
+            reads.get("exec"),
+            reads.get("zcard"),
+            reads.get("get"),
+            reads.get("hscan"),
+            reads.get("hmget")
+        ),
+        (Some(&4), Some(&3), Some(&3), Some(&3), Some(&3)),
         "{reads:?}"
+    );
+    assert_eq!(pttl(&mut con, &bracket.profiles_text()).await, -2);
+
+    let off = RedisStore::connect(
+        &server.url(),
+        RedisOptions::default().with_page_cache(Duration::ZERO),
+    )
+    .await
+    .expect("connect");
+    let before = calls(server.port);
+    read_all(std::sync::Arc::new(pinned(s.clone(), off))).await;
+    // Four builds, each an HSCAN that answered part of the cache and an HMGET.
+    let reads = calls_since(server.port, &before);
+    assert_eq!(
+        (reads.get("exec"), reads.get("hscan"), reads.get("hmget")),
+        (Some(&4), Some(&4), Some(&4)),
+        "{reads:?}"
+    );
+}
+
+/// The bracket's profiles kept as one string for page builds (open_page.lua)
+/// outlive a score update, and go with every change to the profile cache: a new
+/// profile, a new player's, the rollover's retention. A cache holding the separator
+/// (data leaguekit did not write) is never gathered, and with the page cache off
+/// nothing is kept.
+#[tokio::test]
+async fn the_profiles_string_follows_every_profile_change() {
+    let prefix = unique_prefix("proftext");
+    let s = season(&prefix, "increment", "1s", 100, Some(1_000_000));
+    let keys = Keys::of(&s);
+    let bracket = keys.bracket(1, "bronze", 1);
+    let text_key = bracket.profiles_text();
+    let league = pinned(s.clone(), redis_store().await);
+    let mut con = raw_connection().await;
+    let at = start() + chrono::Duration::hours(1);
+    for (p, name) in [("a", "Ann"), ("b", "Bo")] {
+        league
+            .set_profile(p, &[("name".into(), name.into())])
+            .await
+            .expect("profile");
+        league.submit(p, 5, opts_at(at)).await.expect("submit");
+    }
+    let names = |page: &leaguekit::Standings| -> Vec<(String, u64, String)> {
+        page.entries
+            .iter()
+            .map(|e| {
+                let name = e.profile.get("name").unwrap_or_default();
+                (e.player.clone(), e.score, name)
+            })
+            .collect()
+    };
+    let read = || league.standings("bronze", 1, None, 0, 10);
+    read().await.expect("page");
+    let ttl = pttl(&mut con, &text_key).await;
+    assert!(0 < ttl && ttl <= 30_000, "the string: {ttl} ms");
+    assert_eq!(
+        hget(&mut con, &bracket.meta, "texted").await.as_deref(),
+        Some("1")
+    );
+
+    // A score changes the board, not the profiles: the string stays.
+    league.submit("b", 10, opts_at(at)).await.expect("submit");
+    assert!(pttl(&mut con, &text_key).await > 0, "kept through a score");
+    assert_eq!(
+        names(&read().await.expect("page")),
+        [("b".into(), 15, "Bo".into()), ("a".into(), 5, "Ann".into())]
+    );
+
+    // A new profile of a placed player (cache_profile.lua).
+    league
+        .set_profile("a", &[("name".into(), "Anna".into())])
+        .await
+        .expect("profile");
+    assert_eq!(pttl(&mut con, &text_key).await, -2, "gone with a profile");
+    assert_eq!(
+        names(&read().await.expect("page")),
+        [
+            ("b".into(), 15, "Bo".into()),
+            ("a".into(), 5, "Anna".into())
+        ]
+    );
+
+    // A new player with a profile (enter.lua, which finds the flag).
+    league
+        .set_profile("c", &[("name".into(), "Cy".into())])
+        .await
+        .expect("profile");
+    league.submit("c", 7, opts_at(at)).await.expect("submit");
+    assert_eq!(
+        pttl(&mut con, &text_key).await,
+        -2,
+        "gone with a joiner's profile"
+    );
+    assert_eq!(
+        hget(&mut con, &bracket.meta, "texted").await,
+        None,
+        "and the flag"
+    );
+    assert_eq!(
+        names(&read().await.expect("page")),
+        [
+            ("b".into(), 15, "Bo".into()),
+            ("c".into(), 7, "Cy".into()),
+            ("a".into(), 5, "Anna".into())
+        ]
+    );
+    assert!(pttl(&mut con, &text_key).await > 0, "made again");
+
+    // A field holding the separator: read through HMGET, the string never made.
+    let _: () = redis::cmd("DEL")
+        .arg(&text_key)
+        .query_async(&mut con)
+        .await
+        .expect("del");
+    let _: () = redis::cmd("HSET")
+        .arg(&bracket.profiles)
+        .arg("x\u{1f}y")
+        .arg("1 {}")
+        .query_async(&mut con)
+        .await
+        .expect("hset");
+    league.submit("a", 1, opts_at(at)).await.expect("submit");
+    assert_eq!(
+        names(&read().await.expect("page")),
+        [
+            ("b".into(), 15, "Bo".into()),
+            ("c".into(), 7, "Cy".into()),
+            ("a".into(), 6, "Anna".into())
+        ]
+    );
+    assert_eq!(pttl(&mut con, &text_key).await, -2, "not gathered");
+    let _: () = redis::cmd("HDEL")
+        .arg(&bracket.profiles)
+        .arg("x\u{1f}y")
+        .query_async(&mut con)
+        .await
+        .expect("hdel");
+
+    // The rollover gives the bracket's keys the season's retention: the string's
+    // expiry is only ever shortened, as the page cache's.
+    league.submit("a", 1, opts_at(at)).await.expect("submit");
+    read().await.expect("page");
+    assert!(pttl(&mut con, &text_key).await > 0);
+    let finish = redis::Script::new(include_str!("../src/store/redis/lua/finish_bracket.lua"));
+    let _: i64 = finish
+        .key(&bracket.meta)
+        .key(&bracket.lease)
+        .key(&bracket.board)
+        .key(&bracket.profiles)
+        .key(&bracket.outcomes)
+        .key(&bracket.pages)
+        .key(&text_key)
+        .arg("record")
+        .arg("")
+        .arg(2)
+        .arg("")
+        .invoke_async(&mut con)
+        .await
+        .expect("finish_bracket");
+    let ttl = pttl(&mut con, &text_key).await;
+    assert!(
+        0 < ttl && ttl <= 2_000,
+        "shortened to the retention: {ttl} ms"
+    );
+
+    // The page cache off keeps nothing.
+    let _: () = redis::cmd("DEL")
+        .arg(&text_key)
+        .query_async(&mut con)
+        .await
+        .expect("del");
+    let off = RedisStore::connect(
+        &redis_url(),
+        RedisOptions::default().with_page_cache(Duration::ZERO),
+    )
+    .await
+    .expect("connect");
+    let league = pinned(s, off);
+    league
+        .standings("bronze", 1, None, 0, 10)
+        .await
+        .expect("page");
+    assert_eq!(
+        pttl(&mut con, &text_key).await,
+        -2,
+        "nothing kept with the cache off"
     );
 }
 

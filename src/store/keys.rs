@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed) |
 //! | period | `{season/pN}` | `joins` (hash tier → players joined), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` |
-//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `rq:<player>:<id>` (idempotency) |
+//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `proftext` (string: the cached profiles as one string for page builds, short-lived), `rq:<player>:<id>` (idempotency) |
 //! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash) |
 //!
 //! **Buckets** (key layout [`LAYOUT`]). A player's small records live many players to
@@ -237,6 +237,15 @@ pub struct BracketKeys {
 }
 
 impl BracketKeys {
+    /// String: the bracket's cached profiles as one string, kept a short while for
+    /// standings pages built after a score update, and deleted by every change to
+    /// the profile cache (Redis only; see `store/redis/lua/open_page.lua`). A
+    /// method, not a field: only page builds and profile writes need it, and the
+    /// keys are built on every read and write.
+    pub fn profiles_text(&self) -> String {
+        [self.base.as_str(), ":proftext"].concat()
+    }
+
     /// The idempotency key of one player's request id in this bracket. Both ids are
     /// escaped (`:` included), so `(player, request id)` pairs never share a key.
     pub fn request(&self, player: &str, request_id: &str) -> String {

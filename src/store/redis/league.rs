@@ -340,6 +340,7 @@ pub(super) fn enter_invocation(entries: &[&BoardEntry<'_>]) -> ScriptInvocation<
             .key(&first.bracket.profiles)
             .key(&first.bracket.meta)
             .key(&first.bracket.pages)
+            .key(first.bracket.profiles_text())
             .arg(first.size.max(1))
             .arg(first.ttl_secs.clamp(1, MAX_WINDOW_SECS));
     }

@@ -10,14 +10,20 @@
 //!    what a page shows deletes the page cache in its own atomic step, and the page
 //!    cache never outlives the board (its expiry is capped at the board's, see
 //!    `open_page.lua` and `finish_bracket.lua`).
-//! 2. **A build** is one `MULTI`: `open_page.lua` (the count, and a claim on the
-//!    page), `ZRANGE … WITHSCORES` and `HSCAN` of the profile cache, which a small
-//!    hash answers whole in one call. The client assembles the page. A large profile
-//!    cache (see [`PROFILES_AT_ONCE`]), which HSCAN answers in part, costs one more
-//!    round trip: `HMGET` of the page's players, which is cheap
-//!    on a hash table. That read is not in the snapshot, so it may show a profile
-//!    newer than the board, as a read racing a write may; the fill below still keeps
-//!    only a page that is current.
+//! 2. **A build** is one `MULTI`: `open_page.lua` (the count, a claim on the page,
+//!    and the bracket's profiles as one string, kept beside the profile cache) and
+//!    `ZRANGE … WITHSCORES`. A score update deletes the pages but not that string,
+//!    so a build after one decodes about 200 reply items instead of about 400 (for
+//!    the client, decoding is most of a build's cost) and costs Redis a GET instead
+//!    of an HSCAN. The client assembles the page. When there is no such string
+//!    (the first build after a profile changed, or after it expired), or with the
+//!    page cache off, the profile cache is read with `HSCAN`, which a small hash
+//!    answers whole in one call; that read is a second round trip when the string
+//!    was missing. A large profile cache (see [`PROFILES_AT_ONCE`]), which HSCAN
+//!    answers in part, costs one more: `HMGET` of the page's players, which is cheap
+//!    on a hash table. A read after the snapshot may show a profile newer than the
+//!    board, as a read racing a write may; the fill below still keeps only a page,
+//!    and a string, that is current.
 //! 3. **The fill** (`keep_page.lua`) keeps the page only if the claim is still there:
 //!    any change since the snapshot deleted it with the page cache. So a write
 //!    between the read and the fill never leaves a stale page.
@@ -147,6 +153,7 @@ impl RedisStore {
         let bracket = read.bracket;
         let keep_ms = self.page_cache_ms();
         let claim = (keep_ms > 0).then(|| (format!("?{field}"), attempt_token()));
+        let text_key = bracket.profiles_text();
         let mut pipe = redis::pipe();
         pipe.atomic();
         match &claim {
@@ -155,6 +162,7 @@ impl RedisStore {
                 open.key(&bracket.board)
                     .key(&bracket.pages)
                     .key(&bracket.meta)
+                    .key(&text_key)
                     .arg(claim)
                     .arg(nonce)
                     .arg(keep_ms);
@@ -169,29 +177,47 @@ impl RedisStore {
             .arg(read.first)
             .arg(read.last)
             .arg("WITHSCORES");
-        pipe.cmd("HSCAN")
-            .arg(&bracket.profiles)
-            .arg(0)
-            .arg("COUNT")
-            .arg(PROFILES_AT_ONCE);
+        // With the page cache off no string is kept: the profile cache is read in
+        // the snapshot.
+        if claim.is_none() {
+            pipe.cmd("HSCAN")
+                .arg(&bracket.profiles)
+                .arg(0)
+                .arg("COUNT")
+                .arg(PROFILES_AT_ONCE);
+        }
         pipe.ignore_errors();
         let pipe = &pipe;
         let mut loaded = false;
-        let (total, board, profiles) = loop {
+        let (total, board, kept_text, scan) = loop {
             let replies = self
                 .run("standings", Retry::Idempotent, |mut con| async move {
                     pipe.query_async::<Vec<Value>>(&mut con).await
                 })
                 .await;
-            match replies.map(<[Value; 3]>::try_from) {
-                Ok(Ok([Value::Int(total), board, profiles])) => {
+            let mut replies = match replies {
+                Ok(replies) => replies.into_iter(),
+                // EXECABORT (a redirection inside the MULTI while a slot moves):
+                // standings.lua does it all in one step, and follows redirections as
+                // every call does.
+                Err(_) => return self.script_page(bracket, read.offset, read.limit).await,
+            };
+            let (first, board) = (replies.next(), replies.next());
+            match (first, board, replies.next(), replies.next()) {
+                // open_page.lua: the count and the profiles' string, or none.
+                (Some(Value::Array(opened)), Some(board), None, None) if claim.is_some() => {
+                    let (total, text) = opened_page(opened)?;
+                    break (total, board, text, None);
+                }
+                // The page cache off: the count, and the profile cache's HSCAN.
+                (Some(Value::Int(total)), Some(board), Some(scan), None) if claim.is_none() => {
                     let total =
                         u64::try_from(total).map_err(|_| protocol("negative board size"))?;
-                    break (total, board, profiles);
+                    break (total, board, None, Some(scan));
                 }
                 // A node without open_page.lua (new, flushed, or a failover's): load
                 // it (on a cluster, on every primary) and build again, once.
-                Ok(Ok([Value::ServerError(e), _, _])) if e.code() == "NOSCRIPT" && !loaded => {
+                (Some(Value::ServerError(e)), _, _, _) if e.code() == "NOSCRIPT" && !loaded => {
                     loaded = true;
                     let load = SCRIPTS.open_page.prepare_invoke();
                     let load = &load;
@@ -200,55 +226,100 @@ impl RedisStore {
                     })
                     .await?;
                 }
-                // EXECABORT (a redirection inside the MULTI while a slot moves), a
-                // script still missing, or a reply of another shape: standings.lua
-                // does it all in one step, and follows redirections as every call does.
+                // A script still missing, or a reply of another shape: standings.lua.
                 _ => return self.script_page(bracket, read.offset, read.limit).await,
             }
         };
         let board = scored_members(board)?;
-        let profiles = match profiles {
-            Value::Array(mut scan) if scan.len() == 2 => {
-                let items = scan.pop().unwrap_or(Value::Nil);
-                let cursor = scan.pop().unwrap_or(Value::Nil);
-                if text(&cursor, "HSCAN cursor")? == "0" {
-                    Profiles::All(items)
-                } else {
-                    // A hash table: HSCAN answered part of it; HMGET is cheap there.
-                    let mut hmget = redis::cmd("HMGET");
-                    hmget.arg(&bracket.profiles);
-                    for (player, _) in &board {
-                        hmget.arg(text(player, "board member")?);
-                    }
-                    if board.is_empty() {
-                        Profiles::Some(Vec::new())
-                    } else {
-                        Profiles::Some(array(
-                            self.command("standings", Retry::Idempotent, &hmget).await?,
-                            "profiles",
-                        )?)
-                    }
+        let mut new_text = None;
+        let profiles = match (kept_text, scan) {
+            (Some(text), _) => Profiles::Text(text),
+            (None, Some(scan)) => self.scanned(bracket, scan, &board).await?,
+            // No string kept: the profile cache by HSCAN, a round trip of its own,
+            // and the string of it to keep when HSCAN answered it whole.
+            (None, None) => {
+                let mut hscan = redis::cmd("HSCAN");
+                hscan
+                    .arg(&bracket.profiles)
+                    .arg(0)
+                    .arg("COUNT")
+                    .arg(PROFILES_AT_ONCE);
+                let scan = self.command("standings", Retry::Idempotent, &hscan).await?;
+                let profiles = self.scanned(bracket, scan, &board).await?;
+                if let Profiles::All(items) = &profiles {
+                    new_text = text_of_profiles(items);
                 }
+                profiles
             }
-            Value::ServerError(e) => return Err(StoreError::Redis(e.into())),
-            other => return Err(protocol(format!("HSCAN reply: {other:?}"))),
         };
-        let (page, text) = assemble(total, read, &board, &profiles)?;
-        if let (Some((claim, nonce)), Some(text)) = (&claim, text)
+        let (page, page_text) = assemble(total, read, &board, &profiles)?;
+        if let Some((claim, nonce)) = &claim
             && total > 0
+            && (page_text.is_some() || new_text.is_some())
         {
             let mut keep = SCRIPTS.keep_page.prepare_invoke();
             keep.key(&bracket.pages)
                 .arg(claim)
                 .arg(nonce)
-                .arg(field)
-                .arg(text);
+                .arg(if page_text.is_some() { field } else { "" })
+                .arg(page_text.unwrap_or_default());
+            if let Some(text) = new_text {
+                keep.key(&bracket.meta)
+                    .key(&text_key)
+                    .key(&bracket.profiles)
+                    .arg(text)
+                    .arg(keep_ms);
+            }
             // A page that could not be kept is still the reader's answer.
             if let Err(e) = self.invoke("keep_page", Retry::Idempotent, &keep).await {
                 tracing::debug!(error = %e, "a built page was not kept");
             }
         }
         Ok(page)
+    }
+
+    /// The profiles of an HSCAN of the profile cache: all of them when it answered
+    /// whole, else the page's players' by HMGET (a hash table, where HMGET is cheap).
+    async fn scanned(
+        &self,
+        bracket: &BracketKeys,
+        scan: Value,
+        board: &[(Value, Value)],
+    ) -> Result<Profiles, StoreError> {
+        match scan {
+            Value::Array(mut scan) if scan.len() == 2 => {
+                let items = scan.pop().unwrap_or(Value::Nil);
+                let cursor = scan.pop().unwrap_or(Value::Nil);
+                if text(&cursor, "HSCAN cursor")? == "0" {
+                    Ok(Profiles::All(items))
+                } else {
+                    self.page_players_profiles(bracket, board).await
+                }
+            }
+            Value::ServerError(e) => Err(StoreError::Redis(e.into())),
+            other => Err(protocol(format!("HSCAN reply: {other:?}"))),
+        }
+    }
+
+    /// The cached profiles of a page's players, in board order, by HMGET: for a
+    /// profile cache too large to read whole.
+    async fn page_players_profiles(
+        &self,
+        bracket: &BracketKeys,
+        board: &[(Value, Value)],
+    ) -> Result<Profiles, StoreError> {
+        if board.is_empty() {
+            return Ok(Profiles::Some(Vec::new()));
+        }
+        let mut hmget = redis::cmd("HMGET");
+        hmget.arg(&bracket.profiles);
+        for (player, _) in board {
+            hmget.arg(text(player, "board member")?);
+        }
+        Ok(Profiles::Some(array(
+            self.command("standings", Retry::Idempotent, &hmget).await?,
+            "profiles",
+        )?))
     }
 
     /// The page built by `standings.lua` in one step.
@@ -286,10 +357,12 @@ fn page_at(v: Value, offset: u64, what: &str) -> Result<Page, StoreError> {
     Ok(page)
 }
 
-/// The profiles of a build: the whole (small) cache as field-value pairs, or the
-/// page's players' own, in board order (nil for none).
+/// The profiles of a build: the whole (small) cache as field-value pairs, the same
+/// as one kept string (see [`text_of_profiles`]), or the page's players' own, in
+/// board order (nil for none).
 enum Profiles {
     All(Value),
+    Text(Vec<u8>),
     Some(Vec<Value>),
 }
 
@@ -322,6 +395,67 @@ fn scored_members(v: Value) -> Result<Vec<(Value, Value)>, StoreError> {
     Ok(pairs)
 }
 
+/// open_page.lua's reply with the profiles' string asked for: the board's count, and
+/// the string or nil (none kept).
+fn opened_page(opened: Vec<Value>) -> Result<(u64, Option<Vec<u8>>), StoreError> {
+    let mut it = opened.into_iter();
+    let total = match it.next() {
+        Some(Value::Int(n)) => u64::try_from(n).map_err(|_| protocol("negative board size"))?,
+        other => return Err(protocol(format!("open_page count: {other:?}"))),
+    };
+    let text = match it.next() {
+        None | Some(Value::Nil) => None,
+        Some(Value::BulkString(text)) => Some(text),
+        Some(Value::SimpleString(text)) => Some(text.into_bytes()),
+        Some(other) => return Err(protocol(format!("open_page profiles: {other:?}"))),
+    };
+    Ok((total, text))
+}
+
+/// The string of the profile cache's items (owner and profile in turn, separated by
+/// [`SEP`]) for open_page.lua to keep; none when an item holds the separator (data
+/// leaguekit did not write), which would split wrongly when read back.
+fn text_of_profiles(items: &Value) -> Option<String> {
+    let pairs: Vec<(&Value, &Value)> = match items {
+        Value::Map(map) => map.iter().map(|(k, v)| (k, v)).collect(),
+        Value::Array(flat) if flat.len() % 2 == 0 => {
+            flat.chunks_exact(2).map(|kv| (&kv[0], &kv[1])).collect()
+        }
+        _ => return None,
+    };
+    let mut out = String::with_capacity(pairs.len() * 64);
+    for (i, (owner, profile)) in pairs.into_iter().enumerate() {
+        for (j, item) in [owner, profile].into_iter().enumerate() {
+            let item = text(item, "cached profile").ok()?;
+            if item.contains(SEP) {
+                return None;
+            }
+            if i + j > 0 {
+                out.push(SEP);
+            }
+            out.push_str(item);
+        }
+    }
+    Some(out)
+}
+
+/// The profiles of a kept string (see [`text_of_profiles`]), by player.
+fn profiles_of_text(text: &[u8]) -> Result<HashMap<&str, &str>, StoreError> {
+    let text = std::str::from_utf8(text).map_err(|_| protocol("cached profiles: not UTF-8"))?;
+    if text.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut by_player = HashMap::new();
+    let mut parts = text.split(SEP);
+    while let Some(player) = parts.next() {
+        let Some(profile) = parts.next() else {
+            return Err(protocol("cached profiles: a player without a profile"));
+        };
+        by_player.insert(player, profile);
+    }
+    Ok(by_player)
+}
+
 /// The page, and its text for the page cache (`standings.lua`'s reply format);
 /// no text when a field holds the separator (data leaguekit did not write), so that
 /// such a page is answered but never kept.
@@ -346,6 +480,7 @@ fn assemble(
             })
             .collect::<Result<_, StoreError>>()?,
         Profiles::All(other) => return Err(protocol(format!("HSCAN items: {other:?}"))),
+        Profiles::Text(text) => profiles_of_text(text)?,
         Profiles::Some(_) => HashMap::new(),
     };
     let mut out = String::with_capacity(32 + board.len() * 64);
@@ -360,7 +495,7 @@ fn assemble(
                 Some(v) if !is_nil(v) => Some(text(v, "cached profile")?),
                 _ => None,
             },
-            Profiles::All(_) => by_player.get(player).copied(),
+            Profiles::All(_) | Profiles::Text(_) => by_player.get(player).copied(),
         };
         let cached = cached.filter(|c| !c.is_empty());
         keepable &= !player.contains(SEP) && !cached.is_some_and(|c| c.contains(SEP));

@@ -143,6 +143,8 @@ impl RankingStore for RedisStore {
         inv.key(&bracket.board)
             .key(&bracket.profiles)
             .key(&bracket.pages)
+            .key(bracket.profiles_text())
+            .key(&bracket.meta)
             .arg(player)
             .arg(version)
             .arg(json);

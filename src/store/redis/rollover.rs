@@ -598,6 +598,7 @@ impl RedisStore {
             .key(&bracket.profiles)
             .key(&bracket.outcomes)
             .key(&bracket.pages)
+            .key(bracket.profiles_text())
             .arg(mode)
             .arg(tally)
             .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS))

@@ -5,6 +5,9 @@
 -- KEYS[1]  bracket board (zset: player -> minus the packed score)
 -- KEYS[2]  bracket profile cache (hash: player -> "version json")
 -- KEYS[3]  bracket page cache (see standings.lua): deleted when a profile changes
+-- KEYS[4]  the bracket's profiles as one string (see open_page.lua): deleted when a
+--          profile changes, with the claim on it
+-- KEYS[5]  bracket meta (hash: "texted", the claim on the profiles' string)
 -- ARGV[1]  player id
 -- ARGV[2]  the profile's version
 -- ARGV[3]  the whole profile as JSON
@@ -20,5 +23,6 @@ if version and version >= tonumber(ARGV[2]) then
   return 0
 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ' ' .. ARGV[3])
-redis.call('DEL', KEYS[3])
+redis.call('DEL', KEYS[3], KEYS[4])
+redis.call('HDEL', KEYS[5], 'texted')
 return 1

@@ -15,6 +15,9 @@
 --          the page cache may hold pages)
 -- KEYS[4]  bracket page cache (see standings.lua): deleted when the board or the
 --          profile cache changes
+-- KEYS[5]  the bracket's profiles as one string (see open_page.lua): deleted, with
+--          the claim on it, when the profile cache changes once the meta flag
+--          "texted" says there may be either
 -- ARGV[1]  bracket size
 -- ARGV[2]  seconds the board lives at least (so a board the rollover never reaches
 --          still expires)
@@ -27,7 +30,7 @@
 
 local n = (#ARGV - 2) / 3
 local reply = {}
-local meta = redis.call('HMGET', KEYS[3], 'closed', 'paged')
+local meta = redis.call('HMGET', KEYS[3], 'closed', 'paged', 'texted')
 if meta[1] then
   for i = 1, n do
     reply[i] = 'closed'
@@ -107,6 +110,10 @@ if #asked > 0 then
   if #set > 0 then
     redis.call('HSET', KEYS[2], unpack(set))
     changed = true
+    if meta[3] then
+      redis.call('DEL', KEYS[5])
+      redis.call('HDEL', KEYS[3], 'texted')
+    end
   end
 end
 

@@ -19,6 +19,7 @@
 -- KEYS[6]  the page cache, whose expiry is only ever shortened here: kept pages are
 --          read without looking at the board, so they must not outlive it (see
 --          open_page.lua), nor be kept any longer than their own keep time
+-- KEYS[7]  the profiles as one string (see open_page.lua), the same
 -- ARGV[1]  "record" (the outcomes only), "finish" (the done mark only) or "both"
 -- ARGV[2]  the tally ("finish", "both")
 -- ARGV[3]  time to live, seconds ("record", "both")
@@ -42,9 +43,11 @@ if mode ~= 'finish' then
   for i = 3, 5 do
     redis.call('EXPIRE', KEYS[i], ARGV[3])
   end
-  local left = redis.call('PTTL', KEYS[6])
-  if left == -1 or left > tonumber(ARGV[3]) * 1000 then
-    redis.call('EXPIRE', KEYS[6], ARGV[3])
+  for i = 6, 7 do
+    local left = redis.call('PTTL', KEYS[i])
+    if left == -1 or left > tonumber(ARGV[3]) * 1000 then
+      redis.call('EXPIRE', KEYS[i], ARGV[3])
+    end
   end
 end
 return 1

@@ -1,21 +1,41 @@
--- keep_page.lua: keep a page built in the client, if its claim still stands.
+-- keep_page.lua: keep a page built in the client, if its claim still stands; and
+-- the bracket's profiles as one string, if their claim still stands.
 --
--- open_page.lua made the claim in the same atomic step as the page's reads; any
--- change to what the page shows since then deleted the page cache and the claim with
--- it. So the page is kept only if it is still the page a build would give now.
--- Idempotent: a second run finds no claim and keeps nothing.
+-- open_page.lua made the claims in the same atomic step as the page's reads; any
+-- change to what the page shows since then deleted the page cache and the page's
+-- claim with it, and any change to the profile cache deleted the "texted" claim. So
+-- the page is kept only if it is still the page a build would give now, and the
+-- string only if the profile cache still holds what it was made of. Idempotent: a
+-- second run finds no claim and keeps nothing.
 --
 -- KEYS[1]  bracket page cache (hash)
+-- KEYS[2..4] optional, with ARGV[5..6]: bracket meta (hash), the profiles' string,
+--          bracket profile cache (hash: its expiry caps the string's)
 -- ARGV[1]  the claim's field, "?first:last"
 -- ARGV[2]  the claim's nonce
--- ARGV[3]  the page's field, "first:last"
+-- ARGV[3]  the page's field, "first:last" ("" to keep no page)
 -- ARGV[4]  the page (standings.lua's reply format)
+-- ARGV[5]  the profiles as one string (see open_page.lua)
+-- ARGV[6]  ms the string is kept at most (> 0)
 --
--- Reply: 1 if the page was kept, 0 if the claim was gone or another build's.
+-- Reply: 1 if the page was kept, 0 if not (the claim was gone or another build's,
+-- or no page was given).
 
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
-  return 0
+local kept = 0
+if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  kept = 1
 end
-redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
-redis.call('HDEL', KEYS[1], ARGV[1])
-return 1
+if KEYS[2] and redis.call('HGET', KEYS[2], 'texted') == ARGV[2] then
+  local keep = tonumber(ARGV[6])
+  local left = redis.call('PTTL', KEYS[4])
+  if left > 0 and left < keep then
+    keep = left
+  end
+  if left ~= -2 then
+    redis.call('SET', KEYS[3], ARGV[5], 'PX', keep)
+    redis.call('HSET', KEYS[2], 'texted', '1')
+  end
+end
+return kept
