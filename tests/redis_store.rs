@@ -2692,21 +2692,26 @@ async fn a_change_between_a_build_and_its_fill_keeps_nothing() {
     let mut con = raw_connection().await;
     let open = redis::Script::new(include_str!("../src/store/redis/lua/open_page.lua"));
     let keep = redis::Script::new(include_str!("../src/store/redis/lua/keep_page.lua"));
+    // open_page.lua's call claiming page 0:9 under `nonce`, with the key of the
+    // profiles' string when asked for it too.
+    let open_call = |nonce: &'static str, text_key: Option<String>| {
+        let mut call = open.prepare_invoke();
+        call.key(&bracket.board)
+            .key(&bracket.pages)
+            .key(&bracket.meta)
+            .arg("?0:9")
+            .arg(nonce)
+            .arg(30_000);
+        if let Some(text_key) = text_key {
+            call.key(text_key);
+        }
+        call
+    };
     let claim = |nonce: &'static str| {
-        let open = &open;
-        let bracket = &bracket;
+        let call = open_call(nonce, None);
         async move {
             let mut con = raw_connection().await;
-            let total: u64 = open
-                .key(&bracket.board)
-                .key(&bracket.pages)
-                .key(&bracket.meta)
-                .arg("?0:9")
-                .arg(nonce)
-                .arg(30_000)
-                .invoke_async(&mut con)
-                .await
-                .expect("open_page");
+            let total: u64 = call.invoke_async(&mut con).await.expect("open_page");
             total
         }
     };
@@ -2783,20 +2788,11 @@ async fn a_change_between_a_build_and_its_fill_keeps_nothing() {
     // keeps no string.
     let text_key = bracket.profiles_text();
     let open_text = |nonce: &'static str| {
-        let (open, bracket, text_key) = (&open, &bracket, &text_key);
+        let call = open_call(nonce, Some(text_key.clone()));
         async move {
             let mut con = raw_connection().await;
-            let reply: (u64, Option<String>) = open
-                .key(&bracket.board)
-                .key(&bracket.pages)
-                .key(&bracket.meta)
-                .key(text_key)
-                .arg("?0:9")
-                .arg(nonce)
-                .arg(30_000)
-                .invoke_async(&mut con)
-                .await
-                .expect("open_page");
+            let reply: (u64, Option<String>) =
+                call.invoke_async(&mut con).await.expect("open_page");
             reply
         }
     };
