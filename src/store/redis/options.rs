@@ -119,6 +119,12 @@ pub struct RedisOptions {
     /// being kept, and kept pages never outlive their board. This only bounds the
     /// memory they take: about 8 KB for a page of 100 with small profiles, for each
     /// bracket read within this time and not written since.
+    ///
+    /// The bracket's cached profiles are also kept as one string for as long, so
+    /// that the build after a score update (which drops the pages, not the
+    /// profiles) decodes half the items: about 5 KB more for a bracket of 100 read
+    /// within this time, deleted by every change to its profiles. Zero keeps
+    /// neither.
     pub page_cache: Duration,
     /// One server only: how many multiplexed connections the store opens and
     /// spreads its calls over, round robin (default 2, at least 1).
