@@ -10,9 +10,9 @@
 //!    what a page shows deletes the page cache in its own atomic step, and the page
 //!    cache never outlives the board (its expiry is capped at the board's, see
 //!    `open_page.lua` and `finish_bracket.lua`).
-//! 2. **A build** is one `MULTI`: `open_page.lua` (the count, a claim on the page,
-//!    and the bracket's profiles as one string, kept beside the profile cache) and
-//!    `ZRANGE … WITHSCORES`. A score update deletes the pages but not that string,
+//! 2. **A build** is one `MULTI`: `open_page.lua` (the count, and a claim on the
+//!    page), `ZRANGE … WITHSCORES` and `GET` of the bracket's profiles as one string,
+//!    kept beside the profile cache. A score update deletes the pages but not that string,
 //!    so a build after one decodes about 200 reply items instead of about 400 (for
 //!    the client, decoding is most of a build's cost) and costs Redis a GET instead
 //!    of an HSCAN. The client assembles the page. When there is no such string
@@ -177,9 +177,12 @@ impl RedisStore {
             .arg(read.first)
             .arg(read.last)
             .arg("WITHSCORES");
-        // With the page cache off no string is kept: the profile cache is read in
+        // The profiles' string (open_page.lua made a claim on it if there is none);
+        // with the page cache off none is kept, and the profile cache is read in
         // the snapshot.
-        if claim.is_none() {
+        if claim.is_some() {
+            pipe.cmd("GET").arg(&text_key);
+        } else {
             pipe.cmd("HSCAN")
                 .arg(&bracket.profiles)
                 .arg(0)
@@ -204,16 +207,21 @@ impl RedisStore {
             };
             let (first, board) = (replies.next(), replies.next());
             match (first, board, replies.next(), replies.next()) {
-                // open_page.lua: the count and the profiles' string, or none.
-                (Some(Value::Array(opened)), Some(board), None, None) if claim.is_some() => {
-                    let (total, text) = opened_page(opened)?;
-                    break (total, board, text, None);
-                }
-                // The page cache off: the count, and the profile cache's HSCAN.
-                (Some(Value::Int(total)), Some(board), Some(scan), None) if claim.is_none() => {
+                // The count, the board, and the profiles' string or the HSCAN.
+                (Some(Value::Int(total)), Some(board), Some(third), None) => {
                     let total =
                         u64::try_from(total).map_err(|_| protocol("negative board size"))?;
-                    break (total, board, None, Some(scan));
+                    if claim.is_none() {
+                        break (total, board, None, Some(third));
+                    }
+                    let text = match third {
+                        Value::Nil => None,
+                        Value::BulkString(text) => Some(text),
+                        Value::SimpleString(text) => Some(text.into_bytes()),
+                        Value::ServerError(e) => return Err(StoreError::Redis(e.into())),
+                        other => return Err(protocol(format!("cached profiles: {other:?}"))),
+                    };
+                    break (total, board, text, None);
                 }
                 // A node without open_page.lua (new, flushed, or a failover's): load
                 // it (on a cluster, on every primary) and build again, once.
@@ -393,23 +401,6 @@ fn scored_members(v: Value) -> Result<Vec<(Value, Value)>, StoreError> {
         pairs.push((member, score));
     }
     Ok(pairs)
-}
-
-/// open_page.lua's reply with the profiles' string asked for: the board's count, and
-/// the string or nil (none kept).
-fn opened_page(opened: Vec<Value>) -> Result<(u64, Option<Vec<u8>>), StoreError> {
-    let mut it = opened.into_iter();
-    let total = match it.next() {
-        Some(Value::Int(n)) => u64::try_from(n).map_err(|_| protocol("negative board size"))?,
-        other => return Err(protocol(format!("open_page count: {other:?}"))),
-    };
-    let text = match it.next() {
-        None | Some(Value::Nil) => None,
-        Some(Value::BulkString(text)) => Some(text),
-        Some(Value::SimpleString(text)) => Some(text.into_bytes()),
-        Some(other) => return Err(protocol(format!("open_page profiles: {other:?}"))),
-    };
-    Ok((total, text))
 }
 
 /// The string of the profile cache's items (owner and profile in turn, separated by

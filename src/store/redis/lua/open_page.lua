@@ -2,8 +2,9 @@
 -- board's count and, when there is a board, a claim to keep the page once built;
 -- and the bracket's profiles as one string, or a claim to keep them so.
 --
--- The store runs it inside MULTI with the page's read of the board (ZRANGE
--- WITHSCORES), so the claim and the data are one atomic snapshot. The claim is a
+-- The store runs it inside MULTI with the page's reads (ZRANGE WITHSCORES of the
+-- board, GET of the profiles' string below), so the claims and the data are one
+-- atomic snapshot. The claim is a
 -- nonce in the page cache under "?first:last". Every script that changes what a page
 -- shows (update.lua, enter.lua, cache_profile.lua) deletes the page cache, claims
 -- included, once the meta flag "paged" (set here, in the same step) says there may be
@@ -17,9 +18,10 @@
 -- update changes the board, not the profiles, so the profiles are also kept as one
 -- string (KEYS[4]), which update.lua leaves alone: a build after a score update reads
 -- them as one item, and Redis answers a GET instead of an HSCAN that copies 200
--- strings. When there is none, the nonce is also put in the meta under "texted", and
--- the store reads the profile cache with HSCAN and asks keep_page.lua to keep the
--- string too. enter.lua and cache_profile.lua delete the string and the "texted"
+-- strings. The GET is the MULTI's, not this script's, so the string never passes
+-- through Lua. When there is none, the nonce is also put in the meta under
+-- "texted", and the store reads the profile cache with HSCAN and asks keep_page.lua
+-- to keep the string too. enter.lua and cache_profile.lua delete the string and the "texted"
 -- claim with every change to the profile cache, so the string is kept only if the
 -- profiles it was made of are still the cache's.
 --
@@ -37,15 +39,11 @@
 -- ARGV[2]  the claim's nonce (unique to this build)
 -- ARGV[3]  ms a page stays kept at most (> 0)
 --
--- Reply: the board's count (integer); with KEYS[4], {count, the profiles' string or
--- false (none: the claim on it is made)}. No claim is made for a board that does
--- not exist, so reading brackets nobody joined writes nothing.
+-- Reply: the board's count (integer). No claim is made for a board that does not
+-- exist, so reading brackets nobody joined writes nothing.
 
 local total = redis.call('ZCARD', KEYS[1])
 if total == 0 then
-  if KEYS[4] then
-    return {0, false}
-  end
   return 0
 end
 local left = redis.call('PTTL', KEYS[1])
@@ -62,11 +60,7 @@ if redis.call('HSETNX', KEYS[3], 'paged', '1') == 1
     and left > 0 and redis.call('PTTL', KEYS[3]) == -1 then
   redis.call('PEXPIRE', KEYS[3], left)
 end
-if not KEYS[4] then
-  return total
-end
-local text = redis.call('GET', KEYS[4])
-if not text then
+if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 0 then
   redis.call('HSET', KEYS[3], 'texted', ARGV[2])
 end
-return {total, text}
+return total
