@@ -113,6 +113,8 @@ pub struct RedisStore {
     /// Concurrent single updates waiting to be gathered into one call (see
     /// [`updates`]).
     gathered: Arc<updates::Gathered>,
+    /// Brackets whose profiles' string this store kept lately (see [`pages`]).
+    text_hints: Arc<pages::TextHints>,
     options: RedisOptions,
 }
 
@@ -139,6 +141,7 @@ impl RedisStore {
             next: Arc::new(AtomicUsize::new(0)),
             slot_bound: Arc::new(AtomicBool::new(false)),
             gathered: Arc::default(),
+            text_hints: Arc::default(),
             options,
         })
     }
@@ -155,6 +158,7 @@ impl RedisStore {
             next: Arc::new(AtomicUsize::new(0)),
             slot_bound: Arc::new(AtomicBool::new(false)),
             gathered: Arc::default(),
+            text_hints: Arc::default(),
             options,
         }
     }

@@ -11,22 +11,23 @@
 //!    cache never outlives the board (its expiry is capped at the board's, see
 //!    `open_page.lua` and `finish_bracket.lua`).
 //! 2. **A build** is one `MULTI`: `open_page.lua` (the count, and a claim on the
-//!    page), `ZRANGE … WITHSCORES` and `GET` of the bracket's profiles as one string,
-//!    kept beside the profile cache. A score update deletes the pages but not that string,
-//!    so a build after one decodes about 200 reply items instead of about 400 (for
-//!    the client, decoding is most of a build's cost) and costs Redis a GET instead
-//!    of an HSCAN. The client assembles the page. When there is no such string
-//!    (the first build after a profile changed, or after it expired), or with the
-//!    page cache off, the profile cache is read with `HSCAN`, which a small hash
-//!    answers whole in one call; that read is a second round trip when the string
-//!    was missing. A large profile cache (see [`PROFILES_AT_ONCE`]), which HSCAN
-//!    answers in part, costs one more: `HMGET` of the page's players, which is cheap
-//!    on a hash table. A read after the snapshot may show a profile newer than the
-//!    board, as a read racing a write may; the fill below still keeps only a page,
-//!    and a string, that is current.
+//!    page), `ZRANGE … WITHSCORES`, and the bracket's profiles: `HSCAN` of the
+//!    profile cache, which a small hash answers whole in one call, or, for a bracket
+//!    whose profiles this store lately kept as one string beside the cache
+//!    ([`TextHints`]), `GET` of that string. A score update deletes the pages but
+//!    not the string, so a build after one decodes about 200 reply items instead of
+//!    about 400 (for the client, decoding is most of a build's cost) and costs Redis
+//!    a GET instead of an HSCAN. The client assembles the page. A string expected
+//!    and not found costs one more round trip, the HSCAN. A large profile cache (see
+//!    [`PROFILES_AT_ONCE`]), which HSCAN answers in part, costs one more: `HMGET` of
+//!    the page's players, which is cheap on a hash table. A read after the snapshot
+//!    may show a profile newer than the board, as a read racing a write may; the
+//!    fill below still keeps only a page, and a string, that is current.
 //! 3. **The fill** (`keep_page.lua`) keeps the page only if the claim is still there:
 //!    any change since the snapshot deleted it with the page cache. So a write
-//!    between the read and the fill never leaves a stale page.
+//!    between the read and the fill never leaves a stale page. It keeps the string of
+//!    the profiles an HSCAN answered whole the same way, under a claim of its own
+//!    that every change to the profile cache deletes.
 //!
 //! What the MULTI cannot do is left to `standings.lua`, which does everything in one
 //! script: the count alone (a page of no entries), a build whose MULTI failed (a
@@ -35,6 +36,8 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use redis::Value;
 
@@ -54,6 +57,46 @@ const SEP: char = '\x1f';
 /// 100 whose profiles are longer than 64 bytes). A larger one costs about this much,
 /// and an HMGET after.
 const PROFILES_AT_ONCE: u64 = 128;
+
+/// Most brackets [`TextHints`] remembers; past it, it starts again empty (a
+/// forgotten hint costs one build the old way, nothing else).
+const MAX_TEXT_HINTS: usize = 65_536;
+
+/// The brackets whose profiles' string this store kept lately, and when. A build
+/// reads the profile cache in its MULTI (HSCAN) unless the bracket is here, and the
+/// string (GET) if it is: so the first build of a bracket costs what it did before
+/// the string existed, and the builds after a score update read the string. A hint
+/// is only a guess (another process, or a profile change, may have dropped the
+/// string): a GET that finds nothing costs the build one more round trip, the HSCAN,
+/// and forgets the hint.
+#[derive(Debug, Default)]
+pub(super) struct TextHints(Mutex<HashMap<String, Instant>>);
+
+impl TextHints {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
+        // A panic while holding the lock cannot leave the map inconsistent.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether the string of `key` was kept less than `keep` ago.
+    fn expects(&self, key: &str, keep: Duration) -> bool {
+        self.map().get(key).is_some_and(|at| at.elapsed() < keep)
+    }
+
+    fn remember(&self, key: &str) {
+        let mut map = self.map();
+        if map.len() >= MAX_TEXT_HINTS {
+            map.clear();
+        }
+        map.insert(key.to_owned(), Instant::now());
+    }
+
+    fn forget(&self, key: &str) {
+        self.map().remove(key);
+    }
+}
 
 /// One read: the bracket, the offset and limit asked for, and the first and last
 /// 0-based rank they mean.
@@ -177,10 +220,14 @@ impl RedisStore {
             .arg(read.first)
             .arg(read.last)
             .arg("WITHSCORES");
-        // The profiles' string (open_page.lua made a claim on it if there is none);
-        // with the page cache off none is kept, and the profile cache is read in
-        // the snapshot.
-        if claim.is_some() {
+        // The profiles' string when this store kept it lately, else the profile
+        // cache (open_page.lua made a claim on the string if there is none); with
+        // the page cache off none is kept.
+        let expect_text = claim.is_some()
+            && self
+                .text_hints
+                .expects(&text_key, Duration::from_millis(keep_ms));
+        if expect_text {
             pipe.cmd("GET").arg(&text_key);
         } else {
             pipe.cmd("HSCAN")
@@ -211,7 +258,7 @@ impl RedisStore {
                 (Some(Value::Int(total)), Some(board), Some(third), None) => {
                     let total =
                         u64::try_from(total).map_err(|_| protocol("negative board size"))?;
-                    if claim.is_none() {
+                    if !expect_text {
                         break (total, board, None, Some(third));
                     }
                     let text = match third {
@@ -242,10 +289,17 @@ impl RedisStore {
         let mut new_text = None;
         let profiles = match (kept_text, scan) {
             (Some(text), _) => Profiles::Text(text),
-            (None, Some(scan)) => self.scanned(bracket, scan, &board).await?,
-            // No string kept: the profile cache by HSCAN, a round trip of its own,
-            // and the string of it to keep when HSCAN answered it whole.
+            (None, Some(scan)) => {
+                let profiles = self.scanned(bracket, scan, &board).await?;
+                if let (Some(_), Profiles::All(items)) = (&claim, &profiles) {
+                    new_text = text_of_profiles(items);
+                }
+                profiles
+            }
+            // The string expected and not there: the profile cache by HSCAN, a round
+            // trip of its own, and the string of it to keep.
             (None, None) => {
+                self.text_hints.forget(&text_key);
                 let mut hscan = redis::cmd("HSCAN");
                 hscan
                     .arg(&bracket.profiles)
@@ -271,6 +325,7 @@ impl RedisStore {
                 .arg(nonce)
                 .arg(if page_text.is_some() { field } else { "" })
                 .arg(page_text.unwrap_or_default());
+            let keeps_text = new_text.is_some();
             if let Some(text) = new_text {
                 keep.key(&bracket.meta)
                     .key(&text_key)
@@ -279,8 +334,12 @@ impl RedisStore {
                     .arg(keep_ms);
             }
             // A page that could not be kept is still the reader's answer.
-            if let Err(e) = self.invoke("keep_page", Retry::Idempotent, &keep).await {
-                tracing::debug!(error = %e, "a built page was not kept");
+            match self.invoke("keep_page", Retry::Idempotent, &keep).await {
+                // Kept, or another build's string is there, or a profile changed
+                // meanwhile: a wrong guess costs the next build one round trip.
+                Ok(_) if keeps_text => self.text_hints.remember(&text_key),
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "a built page was not kept"),
             }
         }
         Ok(page)
