@@ -62,39 +62,48 @@ const PROFILES_AT_ONCE: u64 = 128;
 /// forgotten hint costs one build the old way, nothing else).
 const MAX_TEXT_HINTS: usize = 65_536;
 
-/// The brackets whose profiles' string this store kept lately, and when. A build
-/// reads the profile cache in its MULTI (HSCAN) unless the bracket is here, and the
-/// string (GET) if it is: so the first build of a bracket costs what it did before
-/// the string existed, and the builds after a score update read the string. A hint
-/// is only a guess (another process, or a profile change, may have dropped the
-/// string): a GET that finds nothing costs the build one more round trip, the HSCAN,
-/// and forgets the hint.
+/// What this store did lately with a bracket's profiles' string, by the string's
+/// key. A bracket built once in a while (no hint) is built as before the string
+/// existed, at the same cost: the profile cache in the MULTI (HSCAN). A bracket built
+/// again within the keep time ([`Hint::Built`]: a bracket in play, its pages dropped
+/// by score updates) has its string made and kept by that build; once kept
+/// ([`Hint::Kept`]), its builds read the string (GET) instead of the cache. A hint is
+/// only a guess (another process, or a profile change, may have dropped the string):
+/// a GET that finds nothing costs the build one more round trip, the HSCAN, and the
+/// string is kept again.
 #[derive(Debug, Default)]
-pub(super) struct TextHints(Mutex<HashMap<String, Instant>>);
+pub(super) struct TextHints(Mutex<HashMap<String, (Hint, Instant)>>);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hint {
+    /// A page of the bracket was built.
+    Built,
+    /// The bracket's string was kept (or asked to be).
+    Kept,
+}
 
 impl TextHints {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Hint, Instant)>> {
         // A panic while holding the lock cannot leave the map inconsistent.
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Whether the string of `key` was kept less than `keep` ago.
-    fn expects(&self, key: &str, keep: Duration) -> bool {
-        self.map().get(key).is_some_and(|at| at.elapsed() < keep)
+    /// The hint of `key` from less than `keep` ago.
+    fn of(&self, key: &str, keep: Duration) -> Option<Hint> {
+        self.map()
+            .get(key)
+            .filter(|(_, at)| at.elapsed() < keep)
+            .map(|(hint, _)| *hint)
     }
 
-    fn remember(&self, key: &str) {
+    fn set(&self, key: &str, hint: Hint) {
         let mut map = self.map();
         if map.len() >= MAX_TEXT_HINTS {
             map.clear();
         }
-        map.insert(key.to_owned(), Instant::now());
-    }
-
-    fn forget(&self, key: &str) {
-        self.map().remove(key);
+        map.insert(key.to_owned(), (hint, Instant::now()));
     }
 }
 
@@ -197,6 +206,10 @@ impl RedisStore {
         let keep_ms = self.page_cache_ms();
         let claim = (keep_ms > 0).then(|| (format!("?{field}"), attempt_token()));
         let text_key = bracket.profiles_text();
+        let hint = claim.as_ref().and_then(|_| {
+            self.text_hints
+                .of(&text_key, Duration::from_millis(keep_ms))
+        });
         let mut pipe = redis::pipe();
         pipe.atomic();
         match &claim {
@@ -204,11 +217,12 @@ impl RedisStore {
                 let mut open = SCRIPTS.open_page.prepare_invoke();
                 open.key(&bracket.board)
                     .key(&bracket.pages)
-                    .key(&bracket.meta)
-                    .key(&text_key)
-                    .arg(claim)
-                    .arg(nonce)
-                    .arg(keep_ms);
+                    .key(&bracket.meta);
+                // A bracket built again: a claim on its string, to keep it.
+                if hint.is_some() {
+                    open.key(&text_key);
+                }
+                open.arg(claim).arg(nonce).arg(keep_ms);
                 pipe.invoke_script(&open);
             }
             None => {
@@ -221,12 +235,8 @@ impl RedisStore {
             .arg(read.last)
             .arg("WITHSCORES");
         // The profiles' string when this store kept it lately, else the profile
-        // cache (open_page.lua made a claim on the string if there is none); with
-        // the page cache off none is kept.
-        let expect_text = claim.is_some()
-            && self
-                .text_hints
-                .expects(&text_key, Duration::from_millis(keep_ms));
+        // cache; with the page cache off none is kept.
+        let expect_text = hint == Some(Hint::Kept);
         if expect_text {
             pipe.cmd("GET").arg(&text_key);
         } else {
@@ -291,15 +301,16 @@ impl RedisStore {
             (Some(text), _) => Profiles::Text(text),
             (None, Some(scan)) => {
                 let profiles = self.scanned(bracket, scan, &board).await?;
-                if let (Some(_), Profiles::All(items)) = (&claim, &profiles) {
-                    new_text = text_of_profiles(items);
+                match (hint, &profiles) {
+                    (Some(_), Profiles::All(items)) => new_text = text_of_profiles(items),
+                    (None, _) if claim.is_some() => self.text_hints.set(&text_key, Hint::Built),
+                    _ => {}
                 }
                 profiles
             }
             // The string expected and not there: the profile cache by HSCAN, a round
             // trip of its own, and the string of it to keep.
             (None, None) => {
-                self.text_hints.forget(&text_key);
                 let mut hscan = redis::cmd("HSCAN");
                 hscan
                     .arg(&bracket.profiles)
@@ -337,7 +348,7 @@ impl RedisStore {
             match self.invoke("keep_page", Retry::Idempotent, &keep).await {
                 // Kept, or another build's string is there, or a profile changed
                 // meanwhile: a wrong guess costs the next build one round trip.
-                Ok(_) if keeps_text => self.text_hints.remember(&text_key),
+                Ok(_) if keeps_text => self.text_hints.set(&text_key, Hint::Kept),
                 Ok(_) => {}
                 Err(e) => tracing::debug!(error = %e, "a built page was not kept"),
             }
