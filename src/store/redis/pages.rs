@@ -302,8 +302,11 @@ impl RedisStore {
             (None, Some(scan)) => {
                 let profiles = self.scanned(bracket, scan, &board).await?;
                 match (hint, &profiles) {
-                    (Some(_), Profiles::All(items)) => new_text = text_of_profiles(items),
-                    (None, _) if claim.is_some() => self.text_hints.set(&text_key, Hint::Built),
+                    // Built again within the keep time: keep the string.
+                    (Some(Hint::Built), Profiles::All(items)) => new_text = text_of_profiles(items),
+                    (None, _) if claim.is_some() && total > 0 => {
+                        self.text_hints.set(&text_key, Hint::Built)
+                    }
                     _ => {}
                 }
                 profiles
@@ -473,29 +476,38 @@ fn scored_members(v: Value) -> Result<Vec<(Value, Value)>, StoreError> {
     Ok(pairs)
 }
 
+/// The (owner, profile) pairs of the profile cache as HSCAN answered it whole: a
+/// map (RESP3) or a flat array of field and value.
+fn profile_pairs(items: &Value) -> Result<Vec<(&str, &str)>, StoreError> {
+    fn pair<'a>(k: &'a Value, v: &'a Value) -> Result<(&'a str, &'a str), StoreError> {
+        Ok((text(k, "profile owner")?, text(v, "cached profile")?))
+    }
+    match items {
+        Value::Map(map) => map.iter().map(|(k, v)| pair(k, v)).collect(),
+        Value::Array(flat) => flat
+            .chunks_exact(2)
+            .map(|kv| pair(&kv[0], &kv[1]))
+            .collect(),
+        other => Err(protocol(format!("HSCAN items: {other:?}"))),
+    }
+}
+
 /// The string of the profile cache's items (owner and profile in turn, separated by
-/// [`SEP`]) for open_page.lua to keep; none when an item holds the separator (data
+/// [`SEP`]) for keep_page.lua to keep; none when an item holds the separator (data
 /// leaguekit did not write), which would split wrongly when read back.
 fn text_of_profiles(items: &Value) -> Option<String> {
-    let pairs: Vec<(&Value, &Value)> = match items {
-        Value::Map(map) => map.iter().map(|(k, v)| (k, v)).collect(),
-        Value::Array(flat) if flat.len() % 2 == 0 => {
-            flat.chunks_exact(2).map(|kv| (&kv[0], &kv[1])).collect()
-        }
-        _ => return None,
-    };
+    let pairs = profile_pairs(items).ok()?;
     let mut out = String::with_capacity(pairs.len() * 64);
-    for (i, (owner, profile)) in pairs.into_iter().enumerate() {
-        for (j, item) in [owner, profile].into_iter().enumerate() {
-            let item = text(item, "cached profile").ok()?;
-            if item.contains(SEP) {
-                return None;
-            }
-            if i + j > 0 {
-                out.push(SEP);
-            }
-            out.push_str(item);
+    for (owner, profile) in pairs {
+        if owner.contains(SEP) || profile.contains(SEP) {
+            return None;
         }
+        if !out.is_empty() {
+            out.push(SEP);
+        }
+        out.push_str(owner);
+        out.push(SEP);
+        out.push_str(profile);
     }
     Some(out)
 }
@@ -527,20 +539,7 @@ fn assemble(
     profiles: &Profiles,
 ) -> Result<(Page, Option<String>), StoreError> {
     let by_player: HashMap<&str, &str> = match profiles {
-        Profiles::All(Value::Map(map)) => map
-            .iter()
-            .map(|(k, v)| Ok((text(k, "profile owner")?, text(v, "cached profile")?)))
-            .collect::<Result<_, StoreError>>()?,
-        Profiles::All(Value::Array(flat)) => flat
-            .chunks_exact(2)
-            .map(|kv| {
-                Ok((
-                    text(&kv[0], "profile owner")?,
-                    text(&kv[1], "cached profile")?,
-                ))
-            })
-            .collect::<Result<_, StoreError>>()?,
-        Profiles::All(other) => return Err(protocol(format!("HSCAN items: {other:?}"))),
+        Profiles::All(items) => profile_pairs(items)?.into_iter().collect(),
         Profiles::Text(text) => profiles_of_text(text)?,
         Profiles::Some(_) => HashMap::new(),
     };
