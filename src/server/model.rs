@@ -44,7 +44,7 @@ pub(super) struct SubmitIn {
     /// Event time, RFC 3339 (default: now by the league clock).
     pub(super) at: Option<String>,
     /// `false` leaves `rank` out of the answer, which saves the store a scan of the
-    /// bracket's board (about a tenth of an update's Redis time). Default `true`.
+    /// bracket's board (a few per cent of an update's Redis time). Default `true`.
     #[serde(default = "yes")]
     pub(super) rank: bool,
 }
