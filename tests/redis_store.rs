@@ -2677,6 +2677,58 @@ async fn a_page_is_built_in_one_multi_and_a_kept_page_is_one_hget() {
     }
 }
 
+/// A bracket whose players have no profiles (a season without them) has no profile
+/// cache and so no profiles' string to keep: its builds, however often repeated,
+/// stay one MULTI with the (empty) HSCAN, make no claim on a string, and never pay a
+/// second round trip looking for one.
+#[tokio::test]
+async fn a_bracket_without_profiles_never_looks_for_a_profiles_string() {
+    let server = RedisServer::start(&[]);
+    let store = RedisStore::connect(&server.url(), RedisOptions::default().with_connections(1))
+        .await
+        .expect("connect");
+    let s = season(&unique_prefix("bare"), "best", "1s", 100, Some(1_000_000));
+    let league = pinned(s.clone(), store);
+    for (i, (p, value)) in [("x", 300), ("y", 101), ("z", 102)].iter().enumerate() {
+        league
+            .submit(p, *value, opts_at(at_tick(&s, i as u64)))
+            .await
+            .expect("submit");
+    }
+    // Builds of a bracket in play, each after a score: the second and later ones are
+    // builds again within the keep time, which for a bracket with profiles keep them
+    // as one string.
+    for round in 0..4u64 {
+        let before = calls(server.port);
+        let page = league
+            .standings("bronze", 1, None, 0, 10)
+            .await
+            .expect("page");
+        assert_eq!(page.entries[0].player, "x", "round {round}");
+        assert_eq!(page.entries[0].score, 300 + 10 * round, "round {round}");
+        let build = calls_since(server.port, &before);
+        if round > 0 {
+            for (command, n) in [("multi", 1), ("exec", 1), ("zrange", 1), ("hscan", 1)] {
+                assert_eq!(build.get(command), Some(&n), "round {round}: {build:?}");
+            }
+            // open_page.lua and keep_page.lua; no GET of a string, no claim on one
+            // (open_page's EXISTS), no second HSCAN.
+            assert_eq!(build.get("evalsha"), Some(&2), "round {round}: {build:?}");
+            for command in ["get", "exists", "set"] {
+                assert_eq!(build.get(command), None, "round {round}: {build:?}");
+            }
+        }
+        league
+            .submit(
+                "x",
+                310 + 10 * round as i64,
+                opts_at(at_tick(&s, 3 + round)),
+            )
+            .await
+            .expect("submit");
+    }
+}
+
 /// The guard of the page cache's fill: open_page.lua's claim is made in the same
 /// atomic step as the page's reads, and keep_page.lua keeps the page only while the
 /// claim stands. Any change to what the page shows in between (a score, a join, a
@@ -3190,9 +3242,13 @@ async fn the_profiles_string_follows_every_profile_change() {
         .expect("hdel");
 
     // The rollover gives the bracket's keys the season's retention: the string's
-    // expiry is only ever shortened, as the page cache's.
-    league.submit("a", 1, opts_at(at)).await.expect("submit");
-    read().await.expect("page");
+    // expiry is only ever shortened, as the page cache's. (A build that could make
+    // no string forgot the bracket: the next build notes it, the one after keeps
+    // the string.)
+    for _ in 0..2 {
+        league.submit("a", 1, opts_at(at)).await.expect("submit");
+        read().await.expect("page");
+    }
     assert!(pttl(&mut con, &text_key).await > 0);
     let finish = redis::Script::new(include_str!("../src/store/redis/lua/finish_bracket.lua"));
     let _: i64 = finish

@@ -98,6 +98,10 @@ impl TextHints {
             .map(|(hint, _)| *hint)
     }
 
+    fn forget(&self, key: &str) {
+        self.map().remove(key);
+    }
+
     fn set(&self, key: &str, hint: Hint) {
         let mut map = self.map();
         if map.len() >= MAX_TEXT_HINTS {
@@ -240,11 +244,7 @@ impl RedisStore {
         if expect_text {
             pipe.cmd("GET").arg(&text_key);
         } else {
-            pipe.cmd("HSCAN")
-                .arg(&bracket.profiles)
-                .arg(0)
-                .arg("COUNT")
-                .arg(PROFILES_AT_ONCE);
+            pipe.add_command(profiles_scan(bracket));
         }
         pipe.ignore_errors();
         let pipe = &pipe;
@@ -303,8 +303,18 @@ impl RedisStore {
                 let profiles = self.scanned(bracket, scan, &board).await?;
                 match (hint, &profiles) {
                     // Built again within the keep time: keep the string.
-                    (Some(Hint::Built), Profiles::All(items)) => new_text = text_of_profiles(items),
-                    (None, _) if claim.is_some() && total > 0 => {
+                    (Some(Hint::Built), Profiles::All(items)) => {
+                        new_text = text_of_profiles(items);
+                        if new_text.is_none() {
+                            self.text_hints.forget(&text_key);
+                        }
+                    }
+                    // Only a cache read whole and holding profiles makes a string:
+                    // a bracket without profiles (or with too many to read whole)
+                    // is never hinted, so its builds never claim or look for one.
+                    (None, Profiles::All(items))
+                        if claim.is_some() && total > 0 && holds_profiles(items) =>
+                    {
                         self.text_hints.set(&text_key, Hint::Built)
                     }
                     _ => {}
@@ -314,16 +324,17 @@ impl RedisStore {
             // The string expected and not there: the profile cache by HSCAN, a round
             // trip of its own, and the string of it to keep.
             (None, None) => {
-                let mut hscan = redis::cmd("HSCAN");
-                hscan
-                    .arg(&bracket.profiles)
-                    .arg(0)
-                    .arg("COUNT")
-                    .arg(PROFILES_AT_ONCE);
-                let scan = self.command("standings", Retry::Idempotent, &hscan).await?;
+                let scan = self
+                    .command("standings", Retry::Idempotent, &profiles_scan(bracket))
+                    .await?;
                 let profiles = self.scanned(bracket, scan, &board).await?;
                 if let Profiles::All(items) = &profiles {
                     new_text = text_of_profiles(items);
+                }
+                // No string to keep (the profiles are gone, or too many): stop
+                // expecting one, or every build would pay this round trip again.
+                if new_text.is_none() {
+                    self.text_hints.forget(&text_key);
                 }
                 profiles
             }
@@ -492,11 +503,37 @@ fn profile_pairs(items: &Value) -> Result<Vec<(&str, &str)>, StoreError> {
     }
 }
 
+/// The read of a bracket's profile cache: one HSCAN, which answers a small (listpack)
+/// hash whole and a large one in part (see [`PROFILES_AT_ONCE`]).
+fn profiles_scan(bracket: &BracketKeys) -> redis::Cmd {
+    let mut hscan = redis::cmd("HSCAN");
+    hscan
+        .arg(&bracket.profiles)
+        .arg(0)
+        .arg("COUNT")
+        .arg(PROFILES_AT_ONCE);
+    hscan
+}
+
+/// Whether the profile cache's items, as HSCAN answered them whole, hold a profile.
+fn holds_profiles(items: &Value) -> bool {
+    match items {
+        Value::Map(map) => !map.is_empty(),
+        Value::Array(flat) => !flat.is_empty(),
+        _ => false,
+    }
+}
+
 /// The string of the profile cache's items (owner and profile in turn, separated by
-/// [`SEP`]) for keep_page.lua to keep; none when an item holds the separator (data
-/// leaguekit did not write), which would split wrongly when read back.
+/// [`SEP`]) for keep_page.lua to keep; none when there is no profile (nothing to
+/// keep: keep_page.lua keeps no string of a profile cache that does not exist) or an
+/// item holds the separator (data leaguekit did not write), which would split wrongly
+/// when read back.
 fn text_of_profiles(items: &Value) -> Option<String> {
     let pairs = profile_pairs(items).ok()?;
+    if pairs.is_empty() {
+        return None;
+    }
     let mut out = String::with_capacity(pairs.len() * 64);
     for (owner, profile) in pairs {
         if owner.contains(SEP) || profile.contains(SEP) {
