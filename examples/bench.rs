@@ -9,6 +9,7 @@
 //! cargo run --release --example bench -- --connections 1   # one connection, not a pool
 //! cargo run --release --example bench -- --no-gather       # every single join and submit alone
 //! cargo run --release --example bench -- --no-gather-submits  # every single submit alone
+//! cargo run --release --example bench -- --no-settle       # measure mid-rehash, as before stop 37
 //! ```
 //!
 //! It loads PLAYERS (default 1,000,000) players with a two-field profile into brackets
@@ -27,6 +28,10 @@
 //! - the rollover of every player loaded;
 //! - Redis memory per joined player (INFO used_memory over 200,000 players, without
 //!   and with a two-field profile).
+//!
+//! Before each measured phase (and each reading of memory) it waits until no node is
+//! rehashing its keyspace, driving the rehash on with RANDOMKEY (see `settle`), so
+//! that no phase pays for the growth of the keyspace that an earlier one caused.
 //!
 //! It prints a table, with Redis's CPU per operation (INFO `used_cpu_*` around each
 //! phase) under the submit, read and join rows, for ours and the baseline's (the submit
@@ -64,6 +69,7 @@ struct Args {
     connections: usize,
     gather: bool,
     gather_submits: bool,
+    settle: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -75,6 +81,7 @@ fn args() -> Result<Args, String> {
         connections: RedisOptions::default().connections,
         gather: RedisOptions::default().gather_joins,
         gather_submits: RedisOptions::default().gather_submits,
+        settle: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -104,11 +111,12 @@ fn args() -> Result<Args, String> {
                 a.gather_submits = false;
             }
             "--no-gather-submits" => a.gather_submits = false,
+            "--no-settle" => a.settle = false,
             url if url.contains("://") => a.url = Some(url.to_owned()),
             other => {
                 return Err(format!(
                     "unknown argument {other:?}; usage: bench [URL] [--cluster] [--players N] \
-                     [--memory-players N] [--connections N] [--no-gather] [--no-gather-submits]"
+                     [--memory-players N] [--connections N] [--no-gather] [--no-gather-submits] [--no-settle]"
                 ));
             }
         }
@@ -404,12 +412,172 @@ async fn load(
     } else {
         0.0
     };
+    settle(nodes).await.expect("settle");
     let cpu = redis_cpu(nodes);
     let t = Instant::now();
     join_all(league, ids).await;
     let rate = ids.len() as f64 / t.elapsed().as_secs_f64();
     let cpu = (redis_cpu(nodes) - cpu) * 1e6 / ids.len() as f64;
     (profile_rate, rate, cpu)
+}
+
+/// Waits until no node is rehashing its keyspace, and drives the rehash on meanwhile:
+/// a phase measured during another phase's rehash pays for keys it did not create.
+///
+/// Redis grows a database's dictionary (and its dictionary of expiries) by doubling
+/// it and moving the keys over one bucket at a time: one step with each lookup, and
+/// a millisecond each tenth of a second in its cron. A phase that adds many keys (the
+/// submits' request ids, the seeds' script's, which create two keys an update) can
+/// leave a rehash of a million keys half done, and the phases after it pay for the
+/// rest: 18% of Redis's time in the first read row of one run (`perf`, stop 37),
+/// before this wait. Each phase still pays for the rehashes its own keys cause.
+///
+/// Whether a dictionary is rehashing is read from MEMORY STATS, whose overhead of a
+/// database's keyspace is, on Redis 7.0, 40 B a key (the entry and the key's object)
+/// plus 8 B a slot of both tables, and of its expiries 24 B a key plus 8 B a slot:
+/// a table not rehashing has a power of two of slots, one rehashing the sum of two.
+/// Another layout (a server whose keyspace is split by slot, as Redis 7.4's cluster
+/// mode) is not waited for, and the program says so. RANDOMKEY drives the rehash:
+/// it takes up to 15 steps on the keyspace and one on the expiries.
+async fn settle(nodes: &[Node]) -> Result<(), Box<dyn std::error::Error>> {
+    if NO_SETTLE.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(());
+    }
+    let t = Instant::now();
+    for node in nodes {
+        let url = match &node.auth {
+            Some((user, password)) => {
+                format!("redis://{user}:{password}@{}:{}/", node.host, node.port)
+            }
+            None => format!("redis://{}:{}/", node.host, node.port),
+        };
+        let mut con = redis::Client::open(url)?
+            .get_multiplexed_async_connection()
+            .await?;
+        loop {
+            match rehashing(&mut con).await? {
+                Some(true) => {}
+                Some(false) => break,
+                None => {
+                    println!(
+                        "  (not waiting for rehashes on {}:{}: its MEMORY STATS are not \
+                         Redis 7.0's)",
+                        node.host, node.port
+                    );
+                    break;
+                }
+            }
+            if t.elapsed() > Duration::from_secs(60) {
+                println!("  (still rehashing after 60 s; measuring anyway)");
+                break;
+            }
+            let mut pipe = redis::pipe();
+            for _ in 0..20_000 {
+                pipe.cmd("RANDOMKEY").ignore();
+            }
+            pipe.query_async::<()>(&mut con).await?;
+        }
+    }
+    let waited = u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX);
+    SETTLED_MS.fetch_add(waited, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+/// `--no-settle`: [`settle`] returns at once.
+static NO_SETTLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Milliseconds [`settle`] has waited in all.
+static SETTLED_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Whether a dictionary of the node's keyspace is being rehashed (see [`settle`]);
+/// `None` when its MEMORY STATS do not add up as Redis 7.0's.
+async fn rehashing(
+    con: &mut redis::aio::MultiplexedConnection,
+) -> Result<Option<bool>, redis::RedisError> {
+    use redis::Value;
+    let keyspace: String = redis::cmd("INFO").arg("keyspace").query_async(con).await?;
+    let stats: Value = redis::cmd("MEMORY").arg("STATS").query_async(con).await?;
+    let pairs = |v: &Value| -> Vec<(String, Value)> {
+        match v {
+            Value::Array(items) => items
+                .chunks_exact(2)
+                .filter_map(|kv| match &kv[0] {
+                    Value::BulkString(k) => {
+                        Some((String::from_utf8_lossy(k).into_owned(), kv[1].clone()))
+                    }
+                    Value::SimpleString(k) => Some((k.clone(), kv[1].clone())),
+                    _ => None,
+                })
+                .collect(),
+            Value::Map(items) => items
+                .iter()
+                .filter_map(|(k, v)| match k {
+                    Value::BulkString(k) => {
+                        Some((String::from_utf8_lossy(k).into_owned(), v.clone()))
+                    }
+                    Value::SimpleString(k) => Some((k.clone(), v.clone())),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    // A table's slots: a power of two (or none) when settled, the sum of two while
+    // rehashing; anything else is not this layout.
+    let table = |bytes: i64, keys: i64, per_key: i64| -> Option<bool> {
+        let slots = bytes.checked_sub(keys * per_key)?;
+        if slots < 0 || slots % 8 != 0 {
+            return None;
+        }
+        let slots = slots / 8;
+        match slots.count_ones() {
+            0 | 1 => Some(false),
+            2 => Some(true),
+            _ => None,
+        }
+    };
+    let mut any = false;
+    for line in keyspace.lines() {
+        // db0:keys=1000,expires=10,avg_ttl=0
+        let Some((db, rest)) = line.trim().split_once(':') else {
+            continue;
+        };
+        let Some(n) = db.strip_prefix("db") else {
+            continue;
+        };
+        let field = |name: &str| {
+            rest.split(',')
+                .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+                .and_then(|v| v.parse::<i64>().ok())
+        };
+        let (Some(keys), Some(expires)) = (field("keys"), field("expires")) else {
+            return Ok(None);
+        };
+        let Some((_, db_stats)) = pairs(&stats)
+            .into_iter()
+            .find(|(k, _)| *k == format!("db.{n}"))
+        else {
+            return Ok(None);
+        };
+        let db_stats = pairs(&db_stats);
+        let int = |name: &str| {
+            db_stats.iter().find_map(|(k, v)| match v {
+                Value::Int(i) if k == name => Some(*i),
+                _ => None,
+            })
+        };
+        let (Some(main), Some(exp)) = (
+            int("overhead.hashtable.main"),
+            int("overhead.hashtable.expires"),
+        ) else {
+            return Ok(None);
+        };
+        match (table(main, keys, 40), table(exp, expires, 24)) {
+            (Some(a), Some(b)) => any |= a || b,
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(any))
 }
 
 /// Seconds of CPU the servers have used (INFO's `used_cpu_user` + `used_cpu_sys`,
@@ -448,6 +616,7 @@ fn row(what: &str, ours: f64, raw: f64, unit: &str) {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a = args()?;
+    NO_SETTLE.store(!a.settle, std::sync::atomic::Ordering::Relaxed);
     let (_servers, url) = match &a.url {
         Some(u) => (None, u.clone()),
         None => {
@@ -509,10 +678,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Memory: joined players without a profile, then with a two-field one.
     let m = a.memory_players;
     let ids: Arc<Vec<String>> = Arc::new((0..m).map(|i| format!("m{i:07}")).collect());
+    settle(&nodes).await?;
     let before = used_memory(&url).await;
     let (_, bare_rate, _) = load(&league_of(format!("m0x{tag}")), &ids, false, &nodes).await;
+    settle(&nodes).await?;
     let mid = used_memory(&url).await;
     load(&league_of(format!("m2x{tag}")), &ids, true, &nodes).await;
+    settle(&nodes).await?;
     let after = used_memory(&url).await;
     let bytes = mid.saturating_sub(before) as f64 / m as f64;
     let bytes_profiles = after.saturating_sub(mid) as f64 / m as f64;
@@ -539,6 +711,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Idempotent submits, steady state (placements cached), vs the seeds' script.
     let at = opened + Span::hours(11);
+    settle(&nodes).await?;
     let cpu = redis_cpu(&nodes);
     let (submit_rate, submit_lat) = submits(&league, &ids, at, "r", 0..n_ops, false).await;
     let submit_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / n_ops as f64;
@@ -565,6 +738,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         loaded += 1;
     }
     assert_eq!(loaded, nodes.len());
+    settle(&nodes).await?;
     let cpu = redis_cpu(&nodes);
     let raw_submit = redis_benchmark(
         &nodes,
@@ -596,6 +770,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         common::fill_seed_boards(&mut c, tag).await?;
         targets.push((c, tag.clone()));
     }
+    settle(&nodes).await?;
     let cpu = redis_cpu(&nodes);
     let (seed_rate, seed_ops) = common::seed_updates(Arc::new(targets), &sha, "s", n_ops).await;
     let seed_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / seed_ops as f64;
@@ -612,6 +787,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let round = n_ops / 8;
     for r in 0..8 {
         let without_rank = r % 2 == 1;
+        settle(&nodes).await?;
         let cpu = redis_cpu(&nodes);
         let t = Instant::now();
         submits(
@@ -649,11 +825,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Standings pages of 100 with profiles vs ZREVRANGE of a 100-member set. Every
     // bracket's page was dropped by the submits above, so each bracket's first read
     // here builds its page and the later ones read it kept.
+    settle(&nodes).await?;
     let cpu = redis_cpu(&nodes);
     let (read_rate, read_lat) = read_pages(&league, n_ops / 4, brackets).await;
     let read_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops / 4) as f64;
     // The same reads again: every page is kept now, so these are the steady state of
     // brackets read more often than written, and the difference is what builds cost.
+    settle(&nodes).await?;
     let cpu = redis_cpu(&nodes);
     let (kept_rate, _) = read_pages(&league, n_ops / 4, brackets).await;
     let kept_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops / 4) as f64;
@@ -680,6 +858,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .await;
     }
+    settle(&nodes).await?;
     let cpu = redis_cpu(&nodes);
     let (rebuilt_rate, _) = read_pages(&league, brackets, brackets).await;
     let rebuilt_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / brackets as f64;
@@ -693,6 +872,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let _: i64 = cmd.query_async(&mut c).await?;
     }
+    settle(&nodes).await?;
     let cpu = redis_cpu(&nodes);
     let raw_read = redis_benchmark(
         &nodes,
@@ -736,6 +916,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         cold_store,
         Arc::new(clock.clone()),
     ));
+    settle(&nodes).await?;
     let cpu = redis_cpu(&nodes);
     let (cold_rate, _) = read_pages(&cold, n_ops / 4, brackets).await;
     let cold_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops / 4) as f64;
@@ -755,6 +936,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Joins of new players, one call each, vs one script doing HINCRBY + HSET + ZADD.
     let l = league.clone();
+    settle(&nodes).await?;
     let cpu = redis_cpu(&nodes);
     let (join_rate, _) = concurrent(n_ops / 2, move |i| {
         let l = l.clone();
@@ -769,6 +951,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .arg(RAW_JOIN)
         .query_async(&mut con)
         .await?;
+    settle(&nodes).await?;
     let cpu = redis_cpu(&nodes);
     let raw_join = redis_benchmark(
         &nodes,
@@ -798,6 +981,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The rollover of everyone loaded (and joined since).
     clock.set(opened + Span::days(1) + Span::seconds(6));
+    settle(&nodes).await?;
     let t = Instant::now();
     let report = league.rollover(None, RolloverOptions::default()).await?;
     let rollover_s = t.elapsed().as_secs_f64();
@@ -806,6 +990,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "rollover of {} players in {} brackets: {rollover_s:.2} s",
         closed.totals.players, closed.brackets
     );
+    if a.settle {
+        println!(
+            "waited {:.1} s in all, outside the measured phases, for rehashes of the keyspace \
+             to finish (see `settle`)",
+            SETTLED_MS.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1000.0
+        );
+    } else {
+        println!("--no-settle: phases measured whatever rehash was in progress");
+    }
 
     println!(
         "submit latency p50/p99 {:.0}/{:.0} us (raw -P {PIPELINE}: {:.0}/{:.0} us); \
