@@ -436,8 +436,8 @@ async fn load(
 /// database's keyspace is, on Redis 7.0, 40 B a key (the entry and the key's object)
 /// plus 8 B a slot of both tables, and of its expiries 24 B a key plus 8 B a slot:
 /// a table not rehashing has a power of two of slots, one rehashing the sum of two.
-/// Another layout (a server whose keyspace is split by slot, as Redis 7.4's cluster
-/// mode) is not waited for, and the program says so. RANDOMKEY drives the rehash:
+/// Another layout (a keyspace split into a dictionary a slot, as newer servers' cluster
+/// mode has) is not waited for, and the program says so. RANDOMKEY drives the rehash:
 /// it takes up to 15 steps on the keyspace and one on the expiries.
 async fn settle(nodes: &[Node]) -> Result<(), Box<dyn std::error::Error>> {
     if NO_SETTLE.load(std::sync::atomic::Ordering::Relaxed) {
@@ -459,11 +459,13 @@ async fn settle(nodes: &[Node]) -> Result<(), Box<dyn std::error::Error>> {
                 Some(true) => {}
                 Some(false) => break,
                 None => {
-                    println!(
-                        "  (not waiting for rehashes on {}:{}: its MEMORY STATS are not \
-                         Redis 7.0's)",
-                        node.host, node.port
-                    );
+                    if !UNKNOWN_LAYOUT.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                        println!(
+                            "  (not waiting for rehashes on {}:{}: its MEMORY STATS do not \
+                             add up as Redis 7.0's)",
+                            node.host, node.port
+                        );
+                    }
                     break;
                 }
             }
@@ -485,6 +487,9 @@ async fn settle(nodes: &[Node]) -> Result<(), Box<dyn std::error::Error>> {
 
 /// `--no-settle`: [`settle`] returns at once.
 static NO_SETTLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether [`settle`] has said it cannot read a node's rehashes (said once).
+static UNKNOWN_LAYOUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Milliseconds [`settle`] has waited in all.
 static SETTLED_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

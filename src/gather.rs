@@ -113,8 +113,9 @@ mod tests {
                 })
             })
             .collect();
-        // Every job is queued before the turn comes back.
-        while lock(&gather.queue).pushed < 21 {
+        // Every job is queued before the turn comes back: 7 and 0 above, then the 20
+        // (21 let the last of them queue after the release, a batch of its own).
+        while lock(&gather.queue).pushed < 22 {
             tokio::task::yield_now().await;
         }
         drop(held);
