@@ -220,6 +220,19 @@ struct Node {
     auth: Option<(String, String)>,
 }
 
+impl Node {
+    /// A `redis://` URL of this node alone, with the user and password given (as
+    /// written in the URL the node came from, so still percent-encoded).
+    fn url(&self) -> String {
+        match &self.auth {
+            Some((user, password)) => {
+                format!("redis://{user}:{password}@{}:{}/", self.host, self.port)
+            }
+            None => format!("redis://{}:{}/", self.host, self.port),
+        }
+    }
+}
+
 fn nodes_of(url: &str) -> Result<(Vec<Node>, bool), String> {
     let (cluster, rest) = if let Some(r) = url.strip_prefix("redis+cluster://") {
         (true, r)
@@ -445,13 +458,7 @@ async fn settle(nodes: &[Node]) -> Result<(), Box<dyn std::error::Error>> {
     }
     let t = Instant::now();
     for node in nodes {
-        let url = match &node.auth {
-            Some((user, password)) => {
-                format!("redis://{user}:{password}@{}:{}/", node.host, node.port)
-            }
-            None => format!("redis://{}:{}/", node.host, node.port),
-        };
-        let mut con = redis::Client::open(url)?
+        let mut con = redis::Client::open(node.url())?
             .get_multiplexed_async_connection()
             .await?;
         loop {
@@ -650,7 +657,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let client = if cluster {
         // Any node answers CLUSTER SLOTS and KEYSLOT.
-        redis::Client::open(format!("redis://{}:{}/", nodes[0].host, nodes[0].port))?
+        redis::Client::open(nodes[0].url())?
     } else {
         redis::Client::open(url.as_str())?
     };
@@ -728,7 +735,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut loaded = 0;
     for node in &nodes {
         // Every node needs the scripts (a cluster node only has what it was sent).
-        let c = redis::Client::open(format!("redis://{}:{}/", node.host, node.port))?;
+        let c = redis::Client::open(node.url())?;
         let mut c = c.get_multiplexed_async_connection().await?;
         let _: String = redis::cmd("SCRIPT")
             .arg("LOAD")
@@ -770,7 +777,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // an update, not by rate.
     let mut targets = Vec::new();
     for (node, tag) in nodes.iter().zip(&tags) {
-        let c = redis::Client::open(format!("redis://{}:{}/", node.host, node.port))?;
+        let c = redis::Client::open(node.url())?;
         let mut c = c.get_multiplexed_async_connection().await?;
         common::fill_seed_boards(&mut c, tag).await?;
         targets.push((c, tag.clone()));
@@ -868,7 +875,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (rebuilt_rate, _) = read_pages(&league, brackets, brackets).await;
     let rebuilt_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / brackets as f64;
     for (node, tag) in nodes.iter().zip(&tags) {
-        let c = redis::Client::open(format!("redis://{}:{}/", node.host, node.port))?;
+        let c = redis::Client::open(node.url())?;
         let mut c = c.get_multiplexed_async_connection().await?;
         let mut cmd = redis::cmd("ZADD");
         cmd.arg(format!("{{{tag}}}:page"));

@@ -3,12 +3,11 @@
 -- and the bracket's profiles as one string, or a claim to keep them so.
 --
 -- The store runs it inside MULTI with the page's reads (ZRANGE WITHSCORES of the
--- board, GET of the profiles' string below), so the claims and the data are one
--- atomic snapshot. The claim is a
--- nonce in the page cache under "?first:last". Every script that changes what a page
--- shows (update.lua, enter.lua, cache_profile.lua) deletes the page cache, claims
--- included, once the meta flag "paged" (set here, in the same step) says there may be
--- pages. So keep_page.lua finds the nonce only if nothing a page shows has changed
+-- board, HSCAN of the profile cache or GET of the profiles' string below), so the
+-- claims and the data are one atomic snapshot. The claim is a nonce in the page cache
+-- under "?first:last". Every script that changes what a page shows (update.lua,
+-- enter.lua, cache_profile.lua) deletes the page cache, claims included, once the
+-- meta flag "paged" (set here, in the same step) says there may be pages. So keep_page.lua finds the nonce only if nothing a page shows has changed
 -- since the snapshot, and only then keeps the page: a write between the read and the
 -- fill can never leave a stale page.
 --
