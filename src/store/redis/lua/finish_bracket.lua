@@ -43,10 +43,19 @@ if mode ~= 'finish' then
   for i = 3, 5 do
     redis.call('EXPIRE', KEYS[i], ARGV[3])
   end
+  -- By absolute times: an expiry set from a TTL read or given a few commands later
+  -- lands that many milliseconds later (a script's clock runs on in Redis 7.0), and
+  -- the page cache must not outlive the board by even one.
+  local board_at = redis.call('PEXPIRETIME', KEYS[3])
   for i = 6, 7 do
-    local left = redis.call('PTTL', KEYS[i])
-    if left == -1 or left > tonumber(ARGV[3]) * 1000 then
-      redis.call('EXPIRE', KEYS[i], ARGV[3])
+    if board_at < 0 then
+      -- No board (nothing to show): nothing kept of it either.
+      redis.call('DEL', KEYS[i])
+    else
+      local at = redis.call('PEXPIRETIME', KEYS[i])
+      if at == -1 or at > board_at then
+        redis.call('PEXPIREAT', KEYS[i], board_at)
+      end
     end
   end
 end

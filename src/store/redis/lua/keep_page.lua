@@ -28,13 +28,14 @@ if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
   kept = 1
 end
 if KEYS[2] and redis.call('HGET', KEYS[2], 'texted') == ARGV[2] then
-  local keep = tonumber(ARGV[6])
   local left = redis.call('PTTL', KEYS[4])
-  if left > 0 and left < keep then
-    keep = left
-  end
   if left ~= -2 then
-    redis.call('SET', KEYS[3], ARGV[5], 'PX', keep)
+    if left > 0 and left < tonumber(ARGV[6]) then
+      -- The cache's own expiry time (see open_page.lua), not its TTL given again.
+      redis.call('SET', KEYS[3], ARGV[5], 'PXAT', redis.call('PEXPIRETIME', KEYS[4]))
+    else
+      redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6])
+    end
     redis.call('HSET', KEYS[2], 'texted', '1')
   end
 end

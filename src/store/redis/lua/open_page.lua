@@ -48,11 +48,13 @@ end
 local left = redis.call('PTTL', KEYS[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 if redis.call('PTTL', KEYS[2]) < 0 then
-  local keep = tonumber(ARGV[3])
-  if left > 0 and left < keep then
-    keep = left
+  if left > 0 and left < tonumber(ARGV[3]) then
+    -- The board's own expiry time, not its TTL read above: the clock runs on within
+    -- a script (Redis 7.0), so a TTL given again lands later than the board's.
+    redis.call('PEXPIREAT', KEYS[2], redis.call('PEXPIRETIME', KEYS[1]))
+  else
+    redis.call('PEXPIRE', KEYS[2], ARGV[3])
   end
-  redis.call('PEXPIRE', KEYS[2], keep)
 end
 -- A meta hash created here takes the board's expiry (the rollover later sets both).
 if redis.call('HSETNX', KEYS[3], 'paged', '1') == 1

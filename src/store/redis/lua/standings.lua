@@ -58,7 +58,8 @@ local function cached(reply)
     redis.call('HSET', KEYS[3], field, reply)
     if redis.call('PTTL', KEYS[3]) < 0 then
       if left > 0 and left < ttl then
-        redis.call('PEXPIRE', KEYS[3], left)
+        -- The board's own expiry time (see open_page.lua), not its TTL given again.
+        redis.call('PEXPIREAT', KEYS[3], redis.call('PEXPIRETIME', KEYS[1]))
       else
         redis.call('PEXPIRE', KEYS[3], ARGV[4])
       end
