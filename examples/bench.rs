@@ -34,9 +34,11 @@
 //! that no phase pays for the growth of the keyspace that an earlier one caused.
 //!
 //! It prints a table, with Redis's CPU per operation (INFO `used_cpu_*` around each
-//! phase) under the submit, read and join rows, for ours and the baseline's (the submit
-//! and join ratios are ratios of Redis time; the reads' are not: on this machine the
-//! client's parsing is their limit); then one last line of `key=value` figures. redis-benchmark
+//! phase) under the submit, read and join rows, for ours and the baseline's, and this
+//! process's CPU per operation in ours (`CLOCK_PROCESS_CPUTIME_ID`; the baselines' client is
+//! redis-benchmark). The submit and join ratios are ratios of Redis time; the reads'
+//! are not: on this machine the client is their limit (`bench_client` measures it
+//! alone). Then one last line of `key=value` figures. redis-benchmark
 //! cannot route a script by its keys in cluster mode, so on a cluster the baselines
 //! run one redis-benchmark per master (with the connections split between them), on
 //! keys of a slot that master owns, and add up.
@@ -55,7 +57,7 @@ use leaguekit::{
 };
 
 use common::{
-    JOIN_CHUNK, RAW_JOIN, SEED_UPDATE, TASKS, concurrent, free_port, join_all, read_pages,
+    JOIN_CHUNK, RAW_JOIN, SEED_UPDATE, TASKS, concurrent, free_port, join_all, own_cpu, read_pages,
     set_profiles, submits,
 };
 
@@ -412,26 +414,24 @@ fn pct(sorted: &[Duration], p: f64) -> f64 {
 }
 
 /// Sets a two-field profile for `ids` (from TASKS tasks), then joins them all through
-/// `join_many`: the profiles' rate, the placements' rate and Redis's CPU a placement
-/// (µs).
+/// `join_many`: the profiles' rate, the placements' rate and the CPU a placement.
 async fn load(
     league: &Arc<League<RedisStore>>,
     ids: &Arc<Vec<String>>,
     profiles: bool,
     nodes: &[Node],
-) -> (f64, f64, f64) {
+) -> (f64, f64, Cpu) {
     let profile_rate = if profiles {
         set_profiles(league, ids).await
     } else {
         0.0
     };
     settle(nodes).await.expect("settle");
-    let cpu = redis_cpu(nodes);
+    let cpu = Cpu::now(nodes);
     let t = Instant::now();
     join_all(league, ids).await;
     let rate = ids.len() as f64 / t.elapsed().as_secs_f64();
-    let cpu = (redis_cpu(nodes) - cpu) * 1e6 / ids.len() as f64;
-    (profile_rate, rate, cpu)
+    (profile_rate, rate, cpu.per_op(nodes, ids.len()))
 }
 
 /// Waits until no node is rehashing its keyspace, and drives the rehash on meanwhile:
@@ -613,9 +613,38 @@ fn redis_cpu(nodes: &[Node]) -> f64 {
     total
 }
 
-/// The line under a row: Redis's CPU per operation, ours and the baseline's.
-fn cpu_row(ours: f64, raw: f64) {
-    println!("  Redis CPU an operation: {ours:.1} us, raw {raw:.1} us");
+/// Redis's CPU and this process's, taken before a phase.
+#[derive(Clone, Copy)]
+struct Cpu {
+    redis: f64,
+    own: f64,
+}
+
+impl Cpu {
+    fn now(nodes: &[Node]) -> Cpu {
+        Cpu {
+            redis: redis_cpu(nodes),
+            own: own_cpu(),
+        }
+    }
+
+    /// µs of each a operation since `self`, over `ops` operations.
+    fn per_op(self, nodes: &[Node], ops: usize) -> Cpu {
+        let now = Cpu::now(nodes);
+        Cpu {
+            redis: (now.redis - self.redis) * 1e6 / ops as f64,
+            own: (now.own - self.own) * 1e6 / ops as f64,
+        }
+    }
+}
+
+/// The line under a row: Redis's CPU per operation, ours and the baseline's, and this
+/// process's (the library's client side with the bench's tasks) in ours.
+fn cpu_row(ours: Cpu, raw: f64) {
+    println!(
+        "  Redis CPU an operation: {:.1} us, raw {raw:.1} us; this process's: {:.1} us",
+        ours.redis, ours.own
+    );
 }
 
 fn row(what: &str, ours: f64, raw: f64, unit: &str) {
@@ -724,9 +753,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Idempotent submits, steady state (placements cached), vs the seeds' script.
     let at = opened + Span::hours(11);
     settle(&nodes).await?;
-    let cpu = redis_cpu(&nodes);
+    let cpu = Cpu::now(&nodes);
     let (submit_rate, submit_lat) = submits(&league, &ids, at, "r", 0..n_ops, false).await;
-    let submit_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / n_ops as f64;
+    let submit_cpu = cpu.per_op(&nodes, n_ops);
     let sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg(SEED_UPDATE)
@@ -786,7 +815,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cpu = redis_cpu(&nodes);
     let (seed_rate, seed_ops) = common::seed_updates(Arc::new(targets), &sha, "s", n_ops).await;
     let seed_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / seed_ops as f64;
-    let submit_cpu_ratio_boards100 = seed_cpu / submit_cpu;
+    let submit_cpu_ratio_boards100 = seed_cpu / submit_cpu.redis;
     println!(
         "  the seeds' update on boards of 100 (pipelines of 16 from {TASKS} tasks): \
          {seed_rate:.0} ops/s, Redis CPU {seed_cpu:.1} us an update: ours x{submit_cpu_ratio_boards100:.2} \
@@ -795,12 +824,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The same submits leaving the rank out (no ZRANK, the scan of the board's listpack
     // that a rank costs), against the same submits with it: alternating rounds, since
     // this machine's speed drifts within minutes and every round adds keys.
-    let (mut ranked, mut unranked) = ((0.0, 0.0), (0.0, 0.0));
+    // (seconds, Redis's CPU, this process's CPU) of each kind's rounds.
+    let (mut ranked, mut unranked) = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0));
     let round = n_ops / 8;
     for r in 0..8 {
         let without_rank = r % 2 == 1;
         settle(&nodes).await?;
-        let cpu = redis_cpu(&nodes);
+        let cpu = Cpu::now(&nodes);
         let t = Instant::now();
         submits(
             &league,
@@ -811,13 +841,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             without_rank,
         )
         .await;
-        let spent = (t.elapsed().as_secs_f64(), redis_cpu(&nodes) - cpu);
+        let after = Cpu::now(&nodes);
+        let spent = (
+            t.elapsed().as_secs_f64(),
+            after.redis - cpu.redis,
+            after.own - cpu.own,
+        );
         let sum = if without_rank {
             &mut unranked
         } else {
             &mut ranked
         };
-        *sum = (sum.0 + spent.0, sum.1 + spent.1);
+        *sum = (sum.0 + spent.0, sum.1 + spent.1, sum.2 + spent.2);
     }
     let half = (round * 4) as f64;
     let unranked_rate = half / unranked.0;
@@ -832,21 +867,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         raw_submit.0,
         "ops/s",
     );
-    cpu_row(unranked.1 * 1e6 / half, raw_submit_cpu);
+    cpu_row(
+        Cpu {
+            redis: unranked.1 * 1e6 / half,
+            own: unranked.2 * 1e6 / half,
+        },
+        raw_submit_cpu,
+    );
 
     // Standings pages of 100 with profiles vs ZREVRANGE of a 100-member set. Every
     // bracket's page was dropped by the submits above, so each bracket's first read
     // here builds its page and the later ones read it kept.
     settle(&nodes).await?;
-    let cpu = redis_cpu(&nodes);
+    let cpu = Cpu::now(&nodes);
     let (read_rate, read_lat) = read_pages(&league, n_ops / 4, brackets).await;
-    let read_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops / 4) as f64;
+    let read_cpu = cpu.per_op(&nodes, n_ops / 4);
     // The same reads again: every page is kept now, so these are the steady state of
     // brackets read more often than written, and the difference is what builds cost.
     settle(&nodes).await?;
-    let cpu = redis_cpu(&nodes);
+    let cpu = Cpu::now(&nodes);
     let (kept_rate, _) = read_pages(&league, n_ops / 4, brackets).await;
-    let kept_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops / 4) as f64;
+    let kept_cpu = cpu.per_op(&nodes, n_ops / 4);
     // Reads of brackets in play: a score update drops the bracket's pages, so the
     // read after it builds again, with the profiles the builds above kept as one
     // string (a score does not touch them; they are kept as long as pages are). One
@@ -871,9 +912,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await;
     }
     settle(&nodes).await?;
-    let cpu = redis_cpu(&nodes);
+    let cpu = Cpu::now(&nodes);
     let (rebuilt_rate, _) = read_pages(&league, brackets, brackets).await;
-    let rebuilt_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / brackets as f64;
+    let rebuilt_cpu = cpu.per_op(&nodes, brackets);
     for (node, tag) in nodes.iter().zip(&tags) {
         let c = redis::Client::open(node.url())?;
         let mut c = c.get_multiplexed_async_connection().await?;
@@ -929,9 +970,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Arc::new(clock.clone()),
     ));
     settle(&nodes).await?;
-    let cpu = redis_cpu(&nodes);
+    let cpu = Cpu::now(&nodes);
     let (cold_rate, _) = read_pages(&cold, n_ops / 4, brackets).await;
-    let cold_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops / 4) as f64;
+    let cold_cpu = cpu.per_op(&nodes, n_ops / 4);
     row(
         "  the same, page cache off",
         cold_rate,
@@ -949,7 +990,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Joins of new players, one call each, vs one script doing HINCRBY + HSET + ZADD.
     let l = league.clone();
     settle(&nodes).await?;
-    let cpu = redis_cpu(&nodes);
+    let cpu = Cpu::now(&nodes);
     let (join_rate, _) = concurrent(n_ops / 2, move |i| {
         let l = l.clone();
         async move {
@@ -957,7 +998,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     })
     .await;
-    let join_cpu = (redis_cpu(&nodes) - cpu) * 1e6 / (n_ops / 2) as f64;
+    let join_cpu = cpu.per_op(&nodes, n_ops / 2);
     let raw_join_sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg(RAW_JOIN)

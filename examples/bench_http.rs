@@ -21,6 +21,9 @@
 //! clients run on the same cores as the server, so on a small machine their CPU is
 //! part of the HTTP figures.
 
+#[allow(dead_code)] // each example uses part of it
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -58,15 +61,9 @@ struct Run {
     redis_cpu: Option<Duration>,
 }
 
-/// This process's CPU time (user + system), from /proc (Linux); `None` elsewhere.
+/// This process's CPU time (user + system, all threads).
 fn process_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // The fields after the command name, which is in parentheses.
-    let rest = stat.rsplit_once(')')?.1;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    // USER_HZ is 100 on every Linux this runs on.
-    Some(Duration::from_millis(ticks * 10))
+    Some(Duration::from_secs_f64(common::own_cpu()))
 }
 
 /// Redis's CPU time (used_cpu_user + used_cpu_sys of INFO cpu).

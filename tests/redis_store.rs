@@ -1389,12 +1389,21 @@ async fn hget(
         .expect("hget")
 }
 
-async fn pttl(con: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
-    redis::cmd("PTTL")
+/// The integer answer of `command key` (PTTL, PEXPIRETIME).
+async fn key_int(con: &mut redis::aio::MultiplexedConnection, command: &str, key: &str) -> i64 {
+    redis::cmd(command)
         .arg(key)
         .query_async(con)
         .await
-        .expect("pttl")
+        .unwrap_or_else(|e| panic!("{command} {key}: {e}"))
+}
+
+async fn pttl(con: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
+    key_int(con, "PTTL", key).await
+}
+
+async fn pexpiretime(con: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
+    key_int(con, "PEXPIRETIME", key).await
 }
 
 /// PTTL of each key a closed bracket keeps for the retention: board, profiles, meta
@@ -2976,6 +2985,12 @@ async fn kept_pages_never_outlive_their_board() {
         0 < kept && kept <= board,
         "pages {kept} ms, board {board} ms"
     );
+    // The meta the read created expires with the board, to the millisecond (absolute
+    // expiry times, so the order of the reads does not matter).
+    let board_at = pexpiretime(&mut con, &bracket.board).await;
+    assert!(board_at > 0, "board expiry time {board_at}");
+    assert_eq!(pexpiretime(&mut con, &bracket.meta).await, board_at);
+    assert_eq!(pexpiretime(&mut con, &bracket.pages).await, board_at);
     tokio::time::sleep(Duration::from_millis(1_600)).await;
     let gone = league
         .standings("bronze", 1, None, 0, 10)

@@ -1,7 +1,8 @@
 //! Helpers the benchmark examples share: the repository's example season under a
 //! fresh key prefix, the benchmarks' own season and raw-Redis baselines, Redis's
-//! `used_memory`, concurrent operations from many tasks, free ports, and percentiles
-//! of latencies. Each example declares `mod common;` and uses what it needs.
+//! `used_memory`, this process's CPU, concurrent operations from many tasks, free
+//! ports, and percentiles of latencies. Each example declares `mod common;` and uses
+//! what it needs.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -311,3 +312,12 @@ pub async fn join_all(league: &League<RedisStore>, ids: &[String]) {
 
 /// Players a `join_many` call of the benchmarks places.
 pub const JOIN_CHUNK: usize = 5_000;
+
+/// Seconds of CPU this process has used, all its threads, user and system
+/// (`CLOCK_PROCESS_CPUTIME_ID`). Beside Redis's CPU it says which side an operation's
+/// time is on: the machine's two cores are shared by Redis and this process, so a
+/// phase whose client costs more than Redis is limited by the client.
+pub fn own_cpu() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}

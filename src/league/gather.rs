@@ -62,9 +62,12 @@ impl<S: Store> League<S> {
         now: DateTime<Utc>,
         cohort: Option<&str>,
     ) -> PlaceResult {
+        // The futures of the paths not taken by every join (a store that does not
+        // gather, the batch a leader runs, a dropped batch) are boxed: inline, they
+        // made every join's future kilobytes larger, and it is moved on each call.
         if !self.store.gathers_joins() {
             // place_one looks in the cache itself.
-            return self.place_one(player, period, at, now, cohort).await;
+            return Box::pin(self.place_one(player, period, at, now, cohort)).await;
         }
         if let Some(hit) = self.cached(player, period.id) {
             return Ok((hit, None));
@@ -80,12 +83,12 @@ impl<S: Store> League<S> {
             answer,
         };
         if let Turn::Lead(_turn, batch) = gathered.0.enter(job).await {
-            self.place_batch(batch).await;
+            Box::pin(self.place_batch(batch)).await;
         }
         match answered.await {
             Ok(result) => result,
             // The batch holding this join was dropped before answering it.
-            Err(_) => self.place_one(player, period, at, now, cohort).await,
+            Err(_) => Box::pin(self.place_one(player, period, at, now, cohort)).await,
         }
     }
 

@@ -343,25 +343,31 @@ impl<S: Store> League<S> {
         if let Some(hit) = self.cached(player, period.id) {
             return Ok((hit, None));
         }
-        if let Some((tier, bracket)) = self
-            .store
-            .placement(&self.period_keys(period.id), player)
-            .await?
-        {
-            return Ok((self.remember(player, period.id, &tier, bracket), None));
-        }
-        match self.season.brackets.join {
-            JoinPolicy::OnFirstScore => {
-                // A first score is a join: it must pass the join's time rules even when
-                // it carries a request id.
-                self.check_time(period, at, now, false)?;
-                self.place(player, period, at, now, cohort).await
+        // Boxed: the steady state above awaits nothing, and the futures below (a join's
+        // among them) would otherwise make every submit's future kilobytes larger, to
+        // be moved on each call.
+        Box::pin(async move {
+            if let Some((tier, bracket)) = self
+                .store
+                .placement(&self.period_keys(period.id), player)
+                .await?
+            {
+                return Ok((self.remember(player, period.id, &tier, bracket), None));
             }
-            JoinPolicy::Explicit => Err(InputError::NotJoined {
-                player: player.to_owned(),
-                period: period.id,
+            match self.season.brackets.join {
+                JoinPolicy::OnFirstScore => {
+                    // A first score is a join: it must pass the join's time rules even when
+                    // it carries a request id.
+                    self.check_time(period, at, now, false)?;
+                    self.place(player, period, at, now, cohort).await
+                }
+                JoinPolicy::Explicit => Err(InputError::NotJoined {
+                    player: player.to_owned(),
+                    period: period.id,
+                }
+                .into()),
             }
-            .into()),
-        }
+        })
+        .await
     }
 }

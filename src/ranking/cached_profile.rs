@@ -12,6 +12,10 @@
 //! about a seventh of a kept page's client CPU. It is checked once, on first use
 //! (`as_json`, a field, serialising), and text that is not a JSON object reads as
 //! `{}` then, as it did when it was checked on reading.
+//!
+//! The profiles of a page read in one piece (a kept page on Redis) share that piece
+//! ([`StoredText`]): each is a range of one reference-counted text, not an allocation
+//! of its own.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -19,6 +23,8 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
+
+use crate::store::StoredText;
 
 /// A player's cached profile: a JSON object of field name → string (`{}` when none
 /// is set), kept as the text the store holds.
@@ -40,7 +46,7 @@ enum Text {
     /// Checked to be a JSON object.
     Checked(Box<RawValue>),
     /// From the store's cache: checked on first use (whether it is a JSON object).
-    Stored(Box<str>, OnceLock<bool>),
+    Stored(StoredText, OnceLock<bool>),
 }
 
 /// Whether `text` is one JSON object.
@@ -67,8 +73,8 @@ impl Profile {
 
     /// A profile from the text a store's profile cache returned, checked when first
     /// used rather than now (see the module's header).
-    pub(crate) fn from_store(json: String) -> Profile {
-        Profile(Text::Stored(json.into_boxed_str(), OnceLock::new()))
+    pub(crate) fn from_store(json: StoredText) -> Profile {
+        Profile(Text::Stored(json, OnceLock::new()))
     }
 
     /// The JSON text, as stored.
@@ -76,7 +82,7 @@ impl Profile {
         match &self.0 {
             Text::Empty => "{}",
             Text::Checked(raw) => raw.get(),
-            Text::Stored(text, ok) if *ok.get_or_init(|| is_object(text)) => text,
+            Text::Stored(text, ok) if *ok.get_or_init(|| is_object(text.as_str())) => text.as_str(),
             Text::Stored(..) => "{}",
         }
     }
@@ -201,15 +207,48 @@ mod tests {
     }
 
     #[test]
+    fn profiles_of_one_page_share_its_text() {
+        let page = std::sync::Arc::new(
+            "7\u{1f}a\u{1f}{\"name\":\"Ada\"}\u{1f}b\u{1f}[1]\u{1f}c\u{1f}{}\u{1f}d\u{1f}"
+                .to_owned(),
+        );
+        let parts: Vec<&str> = page.split('\u{1f}').collect();
+        let of = |part: &str| Profile::from_store(StoredText::within(&page, part));
+        let ada = of(parts[2]);
+        assert_eq!(ada.as_json(), r#"{"name":"Ada"}"#);
+        assert_eq!(ada.get("name").as_deref(), Some("Ada"));
+        assert_eq!(serde_json::to_string(&ada).unwrap(), r#"{"name":"Ada"}"#);
+        assert_eq!(
+            ada,
+            Profile::from_store(StoredText::new(r#"{"name":"Ada"}"#))
+        );
+        // Not an object (or nothing): `{}`, as a text of its own would read.
+        assert_eq!(of(parts[4]).as_json(), "{}");
+        assert_eq!(of(parts[4]), Profile::empty());
+        assert!(of(parts[6]).is_empty());
+        assert_eq!(of(parts[8]).as_json(), "{}");
+        // Text from elsewhere is copied, not mistaken for a part of the page.
+        let elsewhere = String::from(r#"{"name":"Bo"}"#);
+        assert_eq!(of(&elsewhere).get("name").as_deref(), Some("Bo"));
+        // Each shares the page; the page lives while one of them does.
+        let kept = ada.clone();
+        let count = std::sync::Arc::strong_count(&page);
+        drop(ada);
+        assert_eq!(std::sync::Arc::strong_count(&page), count - 1);
+        drop(page);
+        assert_eq!(kept.get("name").as_deref(), Some("Ada"));
+    }
+
+    #[test]
     fn store_text_is_checked_on_first_use() {
-        let good = Profile::from_store(r#"{"name":"Ada"}"#.to_owned());
+        let good = Profile::from_store(StoredText::new(r#"{"name":"Ada"}"#));
         assert_eq!(good.as_json(), r#"{"name":"Ada"}"#);
         assert_eq!(good.get("name").as_deref(), Some("Ada"));
         assert_eq!(serde_json::to_string(&good).unwrap(), r#"{"name":"Ada"}"#);
         assert_eq!(good, Profile::from_json(r#"{ "name": "Ada" }"#).unwrap());
         // What the eager check refused reads as `{}`, everywhere.
         for bad in ["[1]", "{\"a\":", "\"x\"", "", "{} {}"] {
-            let p = Profile::from_store(bad.to_owned());
+            let p = Profile::from_store(StoredText::new(bad));
             assert_eq!(p.as_json(), "{}", "{bad:?}");
             assert!(p.is_empty(), "{bad:?}");
             assert_eq!(serde_json::to_string(&p).unwrap(), "{}", "{bad:?}");

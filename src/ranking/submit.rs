@@ -184,7 +184,8 @@ impl<S: Store> League<S> {
         if reply.status == UpdateStatus::NotPlaced {
             // The placement this process remembered (or the store had) is not on the
             // board: the store lost data. Place the player again, once.
-            let (again, w) = self.replace(player, &item, now).await?;
+            // Boxed, as rare: see `placement_for_update`.
+            let (again, w) = Box::pin(self.replace(player, &item, now)).await?;
             placed = again;
             welcome = welcome.or(w);
             reply = self

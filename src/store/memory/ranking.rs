@@ -47,7 +47,10 @@ impl BracketData {
             .map(|(neg, player)| RawEntry {
                 player: player.to_string(),
                 packed: (-*neg) as u64,
-                profile: self.profiles.get(&**player).map(|(_, json)| json.clone()),
+                profile: self
+                    .profiles
+                    .get(&**player)
+                    .map(|(_, json)| StoredText::new(json.as_str())),
             })
             .collect();
         Page {

@@ -36,7 +36,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::Value;
@@ -46,10 +46,7 @@ use super::scripts::SCRIPTS;
 use super::{RedisStore, Retry, attempt_token};
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, hash_tag};
-use crate::store::{Page, RawEntry};
-
-/// The separator of a page's fields (see `standings.lua`).
-const SEP: char = '\x1f';
+use crate::store::{Page, RawEntry, StoredText};
 
 /// `COUNT` of the build's HSCAN. A listpack-encoded profile cache (with Redis's
 /// defaults, at most 512 entries of at most 64 bytes) is answered whole by one HSCAN
@@ -349,7 +346,7 @@ impl RedisStore {
                 .arg(claim)
                 .arg(nonce)
                 .arg(if page_text.is_some() { field } else { "" })
-                .arg(page_text.unwrap_or_default());
+                .arg(page_text.as_ref().map_or("", |t| t.as_str()));
             let keeps_text = new_text.is_some();
             if let Some(text) = new_text {
                 keep.key(&bracket.meta)
@@ -549,14 +546,19 @@ fn text_of_profiles(items: &Value) -> Option<String> {
     Some(out)
 }
 
+/// A build's profiles by player. foldhash, not the standard SipHash: hashing a
+/// page's player ids twice (in, then out) was 2% of a build's client instructions,
+/// and these keys are the board's own members, read back from Redis.
+type ByPlayer<'a> = HashMap<&'a str, &'a str, foldhash::fast::RandomState>;
+
 /// The profiles of a kept string (see [`text_of_profiles`]), by player.
-fn profiles_of_text(text: &[u8]) -> Result<HashMap<&str, &str>, StoreError> {
+fn profiles_of_text(text: &[u8]) -> Result<ByPlayer<'_>, StoreError> {
     let text = std::str::from_utf8(text).map_err(|_| protocol("cached profiles: not UTF-8"))?;
     if text.is_empty() {
-        return Ok(HashMap::new());
+        return Ok(ByPlayer::default());
     }
-    let mut by_player = HashMap::new();
-    let mut parts = text.split(SEP);
+    let mut by_player = ByPlayer::default();
+    let mut parts = fields(text);
     while let Some(player) = parts.next() {
         let Some(profile) = parts.next() else {
             return Err(protocol("cached profiles: a player without a profile"));
@@ -568,21 +570,23 @@ fn profiles_of_text(text: &[u8]) -> Result<HashMap<&str, &str>, StoreError> {
 
 /// The page, and its text for the page cache (`standings.lua`'s reply format);
 /// no text when a field holds the separator (data leaguekit did not write), so that
-/// such a page is answered but never kept.
+/// such a page is answered but never kept. The page's profiles share the text, as a
+/// kept page's do (see `reply::page`).
 fn assemble(
     total: u64,
     read: &Read<'_>,
     board: &[(Value, Value)],
     profiles: &Profiles,
-) -> Result<(Page, Option<String>), StoreError> {
-    let by_player: HashMap<&str, &str> = match profiles {
+) -> Result<(Page, Option<Arc<String>>), StoreError> {
+    let by_player: ByPlayer<'_> = match profiles {
         Profiles::All(items) => profile_pairs(items)?.into_iter().collect(),
         Profiles::Text(text) => profiles_of_text(text)?,
-        Profiles::Some(_) => HashMap::new(),
+        Profiles::Some(_) => ByPlayer::default(),
     };
     let mut out = String::with_capacity(32 + board.len() * 64);
     let _ = write!(out, "{total}{SEP}{}", read.first);
-    let mut entries = Vec::with_capacity(board.len());
+    // (player, packed score, where the profile's JSON is in `out`) of each entry.
+    let mut parts = Vec::with_capacity(board.len());
     let mut keepable = true;
     for (i, (member, score)) in board.iter().enumerate() {
         let player = text(member, "board member")?;
@@ -605,11 +609,29 @@ fn assemble(
             let _ = write!(out, "-{packed}");
         }
         out.push(SEP);
+        // Where the profile's JSON (the end of `cached`) lands in `out`.
+        let json = cached.map(cached_profile).transpose()?.map(|json| {
+            let end = out.len() + cached.map_or(0, str::len);
+            end.saturating_sub(json.len())..end
+        });
         out.push_str(cached.unwrap_or(""));
+        parts.push((player, packed, json));
+    }
+    let text = Arc::new(out);
+    let mut entries = Vec::with_capacity(parts.len());
+    for (player, packed, json) in parts {
+        let profile = match json {
+            Some(at) => Some(StoredText::within(
+                &text,
+                text.get(at)
+                    .ok_or_else(|| protocol("assembling a page: a profile out of place"))?,
+            )),
+            None => None,
+        };
         entries.push(RawEntry {
             player: player.to_owned(),
             packed,
-            profile: cached.map(cached_profile).transpose()?.map(str::to_owned),
+            profile,
         });
     }
     let page = Page {
@@ -617,5 +639,5 @@ fn assemble(
         offset: read.offset,
         entries,
     };
-    Ok((page, keepable.then_some(out)))
+    Ok((page, keepable.then_some(text)))
 }

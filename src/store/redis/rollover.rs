@@ -614,10 +614,10 @@ fn board_from_text(board: &str) -> Result<Vec<(String, u64)>, StoreError> {
     if board.is_empty() {
         return Ok(Vec::new());
     }
-    let mut fields = board.split('\x1f');
-    let mut entries = Vec::with_capacity(board.bytes().filter(|&b| b == 0x1f).count() / 2 + 1);
-    while let Some(player) = fields.next() {
-        let Some(score) = fields.next() else {
+    let mut items = super::reply::fields(board);
+    let mut entries = Vec::with_capacity(super::reply::separators(board) / 2 + 1);
+    while let Some(player) = items.next() {
+        let Some(score) = items.next() else {
             return Err(protocol("freeze: odd number of board items"));
         };
         entries.push((player.to_owned(), packed_from_text(score, "board score")?));

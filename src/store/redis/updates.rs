@@ -315,7 +315,8 @@ impl RedisStore {
         update: &Update<'_>,
     ) -> Result<UpdateReply, StoreError> {
         if !self.options.gather_submits {
-            return self.update_alone(bracket, update).await;
+            // Boxed: the gathered path's future need not carry this one's size.
+            return Box::pin(self.update_alone(bracket, update)).await;
         }
         let (answer, answered) = oneshot::channel();
         let job = Job {

@@ -7,9 +7,10 @@
 -- claims and the data are one atomic snapshot. The claim is a nonce in the page cache
 -- under "?first:last". Every script that changes what a page shows (update.lua,
 -- enter.lua, cache_profile.lua) deletes the page cache, claims included, once the
--- meta flag "paged" (set here, in the same step) says there may be pages. So keep_page.lua finds the nonce only if nothing a page shows has changed
--- since the snapshot, and only then keeps the page: a write between the read and the
--- fill can never leave a stale page.
+-- meta flag "paged" (set here, in the same step) says there may be pages. So
+-- keep_page.lua finds the nonce only if nothing a page shows has changed since the
+-- snapshot, and only then keeps the page: a write between the read and the fill can
+-- never leave a stale page.
 --
 -- The profiles as one string: a page built in the client decodes every item of its
 -- replies, and for the client that is most of a build's cost; the profile cache as
@@ -56,10 +57,11 @@ if redis.call('PTTL', KEYS[2]) < 0 then
     redis.call('PEXPIRE', KEYS[2], ARGV[3])
   end
 end
--- A meta hash created here takes the board's expiry (the rollover later sets both).
+-- A meta hash created here takes the board's expiry time (the rollover later sets
+-- both), as the page cache above does.
 if redis.call('HSETNX', KEYS[3], 'paged', '1') == 1
     and left > 0 and redis.call('PTTL', KEYS[3]) == -1 then
-  redis.call('PEXPIRE', KEYS[3], left)
+  redis.call('PEXPIREAT', KEYS[3], redis.call('PEXPIRETIME', KEYS[1]))
 end
 if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 0 then
   redis.call('HSET', KEYS[3], 'texted', ARGV[2])

@@ -66,7 +66,7 @@ local function cached(reply)
     end
     if redis.call('HSETNX', KEYS[4], 'paged', '1') == 1
         and left > 0 and redis.call('PTTL', KEYS[4]) == -1 then
-      redis.call('PEXPIRE', KEYS[4], left)
+      redis.call('PEXPIREAT', KEYS[4], redis.call('PEXPIRETIME', KEYS[1]))
     end
   end
   return reply
