@@ -3025,6 +3025,53 @@ async fn kept_pages_never_outlive_their_board() {
     assert!(pttl(&mut con, &bracket.pages).await <= 2_000);
 }
 
+/// The batch read's script (`standings.lua`, the path of `standings_many`, of the
+/// rollover's tier-wide lists, and of a build whose MULTI failed) keeps its pages and
+/// the meta hash it creates to the board's own expiry time, like the single read's.
+#[tokio::test]
+async fn batch_read_pages_and_meta_expire_with_their_board() {
+    let prefix = unique_prefix("outlive-many");
+    let s = season(&prefix, "increment", "1s", 100, Some(1_000_000));
+    let keys = Keys::of(&s);
+    let store = redis_store().await;
+    let league = pinned(s.clone(), store.clone());
+    let at = start() + chrono::Duration::hours(1);
+    for p in ["a", "b", "c"] {
+        league.submit(p, 5, opts_at(at)).await.expect("submit");
+    }
+    let bracket = keys.bracket(1, "bronze", 1);
+    let mut con = raw_connection().await;
+    // Start without a meta hash, so that the read creates it.
+    let () = redis::cmd("DEL")
+        .arg(&bracket.meta)
+        .query_async(&mut con)
+        .await
+        .expect("del meta");
+    let () = redis::cmd("PEXPIRE")
+        .arg(&bracket.board)
+        .arg(1_500)
+        .query_async(&mut con)
+        .await
+        .expect("pexpire");
+    let pages = store.standings_many(&[(&bracket, 0, 10)]).await;
+    let [page] = pages.as_slice() else {
+        panic!("one read, {} results", pages.len());
+    };
+    let page = page.as_ref().expect("page");
+    assert_eq!((page.total, page.entries.len()), (3, 3), "{page:?}");
+    let board_at = pexpiretime(&mut con, &bracket.board).await;
+    assert!(board_at > 0, "board expiry time {board_at}");
+    assert_eq!(pexpiretime(&mut con, &bracket.pages).await, board_at);
+    assert_eq!(pexpiretime(&mut con, &bracket.meta).await, board_at);
+    // The kept page is answered again, the same, until the board is gone with it.
+    let again = store.standings_many(&[(&bracket, 0, 10)]).await;
+    assert_eq!(again[0].as_ref().expect("kept page"), page);
+    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    for key in [&bracket.board, &bracket.pages, &bracket.meta] {
+        assert_eq!(pttl(&mut con, key).await, -2, "{key} outlived the board");
+    }
+}
+
 /// A profile cache that is a large hash table (200 profiles of more than 64 bytes) is
 /// not answered whole by the build's HSCAN; the page's players' profiles are then read
 /// by HMGET (and no string of the profiles is kept), with the page cache on or off,
