@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use leaguekit::season::packing::{EXACT_LIMIT, ScoreMode};
-use leaguekit::store::keys::{Keys, hash_tag};
+use leaguekit::store::keys::{BracketKeys, Keys, hash_tag};
 use leaguekit::store::{Claim, CloseCheck, JoinRequest, TimeCheck};
 use leaguekit::store::{LeagueStore as _, RankingStore as _, RolloverStore as _};
 use leaguekit::{BatchItem, SubmitOptions};
@@ -1402,6 +1402,16 @@ async fn pttl(con: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
     key_int(con, "PTTL", key).await
 }
 
+async fn pexpire(con: &mut redis::aio::MultiplexedConnection, key: &str, ms: u64) {
+    let set: bool = redis::cmd("PEXPIRE")
+        .arg(key)
+        .arg(ms)
+        .query_async(con)
+        .await
+        .expect("PEXPIRE");
+    assert!(set, "PEXPIRE {key}: no such key");
+}
+
 async fn pexpiretime(con: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
     key_int(con, "PEXPIRETIME", key).await
 }
@@ -2738,23 +2748,57 @@ async fn a_bracket_without_profiles_never_looks_for_a_profiles_string() {
     }
 }
 
+/// Bronze bracket 1 of period 1 in a fresh season (1 s resolution, brackets of 100),
+/// with each of `players` scored 5 at `at`: where the page cache's tests start.
+struct ScoredBracket {
+    keys: Keys,
+    store: RedisStore,
+    league: League<RedisStore>,
+    bracket: BracketKeys,
+    at: DateTime<Utc>,
+    con: redis::aio::MultiplexedConnection,
+}
+
+async fn scored_bracket(name: &str, players: &[&str]) -> ScoredBracket {
+    let s = season(
+        &unique_prefix(name),
+        "increment",
+        "1s",
+        100,
+        Some(1_000_000),
+    );
+    let keys = Keys::of(&s);
+    let store = redis_store().await;
+    let league = pinned(s, store.clone());
+    let at = start() + chrono::Duration::hours(1);
+    for p in players {
+        league.submit(p, 5, opts_at(at)).await.expect("submit");
+    }
+    let bracket = keys.bracket(1, "bronze", 1);
+    ScoredBracket {
+        keys,
+        store,
+        league,
+        bracket,
+        at,
+        con: raw_connection().await,
+    }
+}
+
 /// The guard of the page cache's fill: open_page.lua's claim is made in the same
 /// atomic step as the page's reads, and keep_page.lua keeps the page only while the
 /// claim stands. Any change to what the page shows in between (a score, a join, a
 /// profile), or a newer build's claim, leaves nothing kept.
 #[tokio::test]
 async fn a_change_between_a_build_and_its_fill_keeps_nothing() {
-    let prefix = unique_prefix("guard");
-    let s = season(&prefix, "increment", "1s", 100, Some(1_000_000));
-    let keys = Keys::of(&s);
-    let store = redis_store().await;
-    let league = pinned(s.clone(), store.clone());
-    let at = start() + chrono::Duration::hours(1);
-    for p in ["a", "b"] {
-        league.submit(p, 5, opts_at(at)).await.expect("submit");
-    }
-    let bracket = keys.bracket(1, "bronze", 1);
-    let mut con = raw_connection().await;
+    let ScoredBracket {
+        keys,
+        league,
+        bracket,
+        at,
+        mut con,
+        ..
+    } = scored_bracket("guard", &["a", "b"]).await;
     let open = redis::Script::new(include_str!("../src/store/redis/lua/open_page.lua"));
     let keep = redis::Script::new(include_str!("../src/store/redis/lua/keep_page.lua"));
     // open_page.lua's call claiming page 0:9 under `nonce`, with the key of the
@@ -2954,23 +2998,15 @@ async fn a_change_between_a_build_and_its_fill_keeps_nothing() {
 /// rollover's retention shortens the page cache's expiry, never lengthens it.
 #[tokio::test]
 async fn kept_pages_never_outlive_their_board() {
-    let prefix = unique_prefix("outlive");
-    let s = season(&prefix, "increment", "1s", 100, Some(1_000_000));
-    let keys = Keys::of(&s);
-    let store = redis_store().await;
-    let league = pinned(s.clone(), store.clone());
-    let at = start() + chrono::Duration::hours(1);
-    for p in ["a", "b"] {
-        league.submit(p, 5, opts_at(at)).await.expect("submit");
-    }
-    let bracket = keys.bracket(1, "bronze", 1);
-    let mut con = raw_connection().await;
-    let () = redis::cmd("PEXPIRE")
-        .arg(&bracket.board)
-        .arg(1_500)
-        .query_async(&mut con)
-        .await
-        .expect("pexpire");
+    let ScoredBracket {
+        store,
+        league,
+        bracket,
+        at,
+        mut con,
+        ..
+    } = scored_bracket("outlive", &["a", "b"]).await;
+    pexpire(&mut con, &bracket.board, 1_500).await;
     let page = league
         .standings("bronze", 1, None, 0, 10)
         .await
@@ -3030,29 +3066,19 @@ async fn kept_pages_never_outlive_their_board() {
 /// the meta hash it creates to the board's own expiry time, like the single read's.
 #[tokio::test]
 async fn batch_read_pages_and_meta_expire_with_their_board() {
-    let prefix = unique_prefix("outlive-many");
-    let s = season(&prefix, "increment", "1s", 100, Some(1_000_000));
-    let keys = Keys::of(&s);
-    let store = redis_store().await;
-    let league = pinned(s.clone(), store.clone());
-    let at = start() + chrono::Duration::hours(1);
-    for p in ["a", "b", "c"] {
-        league.submit(p, 5, opts_at(at)).await.expect("submit");
-    }
-    let bracket = keys.bracket(1, "bronze", 1);
-    let mut con = raw_connection().await;
+    let ScoredBracket {
+        store,
+        bracket,
+        mut con,
+        ..
+    } = scored_bracket("outlive-many", &["a", "b", "c"]).await;
     // Start without a meta hash, so that the read creates it.
     let () = redis::cmd("DEL")
         .arg(&bracket.meta)
         .query_async(&mut con)
         .await
         .expect("del meta");
-    let () = redis::cmd("PEXPIRE")
-        .arg(&bracket.board)
-        .arg(1_500)
-        .query_async(&mut con)
-        .await
-        .expect("pexpire");
+    pexpire(&mut con, &bracket.board, 1_500).await;
     let pages = store.standings_many(&[(&bracket, 0, 10)]).await;
     let [page] = pages.as_slice() else {
         panic!("one read, {} results", pages.len());
