@@ -57,13 +57,9 @@ struct Run {
     n: usize,
     wall: Duration,
     lat: Vec<Duration>,
-    cpu: Option<Duration>,
+    /// This process's CPU over the run (user + system, all threads).
+    cpu: Duration,
     redis_cpu: Option<Duration>,
-}
-
-/// This process's CPU time (user + system, all threads).
-fn process_cpu() -> Option<Duration> {
-    Some(Duration::from_secs_f64(common::own_cpu()))
 }
 
 /// Redis's CPU time (used_cpu_user + used_cpu_sys of INFO cpu).
@@ -89,7 +85,7 @@ impl Run {
         };
         format!(
             "CPU/request {:>4} µs here + {:>3} µs Redis",
-            per(self.cpu),
+            per(Some(self.cpu)),
             per(self.redis_cpu)
         )
     }
@@ -120,7 +116,7 @@ where
 {
     let one = Arc::new(one);
     let per = total / clients;
-    let cpu0 = process_cpu();
+    let cpu0 = common::own_cpu();
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(clients);
     for w in 0..clients {
@@ -140,7 +136,7 @@ where
         lat.extend(t.await.map_err(|e| e.to_string())??);
     }
     let wall = started.elapsed();
-    let cpu = process_cpu().zip(cpu0).map(|(b, a)| b.saturating_sub(a));
+    let cpu = Duration::from_secs_f64((common::own_cpu() - cpu0).max(0.0));
     lat.sort();
     Ok(Run {
         n: lat.len(),

@@ -227,6 +227,11 @@ mod tests {
         assert_eq!(of(parts[4]), Profile::empty());
         assert!(of(parts[6]).is_empty());
         assert_eq!(of(parts[8]).as_json(), "{}");
+        // A range of the page is the same profile; one past its end is none.
+        let at = page.find('{').expect("a profile");
+        let by_range = StoredText::part(&page, at..at + 14).expect("in the page");
+        assert_eq!(Profile::from_store(by_range), ada);
+        assert!(StoredText::part(&page, at..page.len() + 1).is_none());
         // Text from elsewhere is copied, not mistaken for a part of the page.
         let elsewhere = String::from(r#"{"name":"Bo"}"#);
         assert_eq!(of(&elsewhere).get("name").as_deref(), Some("Bo"));

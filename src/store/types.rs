@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 pub use crate::error::TimeRefusal;
@@ -391,23 +392,25 @@ impl StoredText {
         }
     }
 
+    /// The bytes `range` of `text`, sharing `text`; `None` when `range` is not a
+    /// part of it (out of bounds, or not on char boundaries).
+    pub(crate) fn part(text: &Arc<String>, range: Range<usize>) -> Option<StoredText> {
+        text.get(range.clone())?;
+        Some(StoredText {
+            text: text.clone(),
+            start: range.start,
+            end: range.end,
+        })
+    }
+
     /// `json`, a part of `text`, sharing `text` rather than copying; a `json` that is
     /// not a part of `text` is copied.
     pub(crate) fn within(text: &Arc<String>, json: &str) -> StoredText {
         // Where `json` starts in `text`, if it is a part of it.
-        let start = (json.as_ptr() as usize).checked_sub(text.as_ptr() as usize);
-        let part = start.and_then(|start| {
-            let end = start.checked_add(json.len())?;
-            text.get(start..end).map(|_| (start, end))
-        });
-        match part {
-            Some((start, end)) => StoredText {
-                text: text.clone(),
-                start,
-                end,
-            },
-            None => StoredText::new(json),
-        }
+        (json.as_ptr() as usize)
+            .checked_sub(text.as_ptr() as usize)
+            .and_then(|start| StoredText::part(text, start..start.checked_add(json.len())?))
+            .unwrap_or_else(|| StoredText::new(json))
     }
 
     /// The text.

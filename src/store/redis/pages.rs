@@ -621,11 +621,10 @@ fn assemble(
     let mut entries = Vec::with_capacity(parts.len());
     for (player, packed, json) in parts {
         let profile = match json {
-            Some(at) => Some(StoredText::within(
-                &text,
-                text.get(at)
+            Some(at) => Some(
+                StoredText::part(&text, at)
                     .ok_or_else(|| protocol("assembling a page: a profile out of place"))?,
-            )),
+            ),
             None => None,
         };
         entries.push(RawEntry {
