@@ -154,6 +154,22 @@ pub enum InputError {
         /// How long until then, in milliseconds.
         retry_after_ms: u64,
     },
+    /// The player is already placed in a later period, whose tier was decided without
+    /// this earlier one: an event of the earlier period (late, within the allowed skew)
+    /// can no longer place them there, or the next tier would no longer follow from
+    /// their last outcome. Nothing was written.
+    #[error(
+        "player {player:?} is already placed in period {later}, so a late event of period          {period} cannot place them there any more (their tier in period {later} was \
+         decided without it); send the event with a time in period {later}, or drop it"
+    )]
+    PlacedLater {
+        /// The player.
+        player: String,
+        /// The event's (earlier) period.
+        period: u64,
+        /// The later period the player is placed in.
+        later: u64,
+    },
     /// The player is not placed in a bracket this period and the season needs an explicit join.
     #[error(
         "player {player:?} has not joined period {period}; call join first (the season uses join = \"explicit\")"

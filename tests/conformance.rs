@@ -2047,3 +2047,180 @@ on_both!(players_of_one_bucket_stay_apart, |league, clock| {
         assert_eq!(view.tier, want, "{p}");
     }
 });
+
+// ---- hardening II: writes refused before they place anyone, late events, retries
+// beyond the retention. Every case fails before its fix.
+
+// A first score that an empty board refuses (a negative delta) places nobody: the
+// player gets no bracket and no tier counter moves, alone or in a batch.
+on_both!(a_refused_first_score_places_nobody, |league, clock| {
+    let _ = &clock;
+    for _ in 0..3 {
+        let e = refused(league.submit("neg", -1, SubmitOptions::default()).await);
+        assert!(
+            matches!(
+                e,
+                InputError::Score(leaguekit::season::packing::ScoreRangeError::OutOfRange {
+                    current: 0,
+                    ..
+                })
+            ),
+            "{e:?}"
+        );
+    }
+    let batch = league
+        .submit_many(&[BatchItem::new("neg2", -5), BatchItem::new("pos", 4)])
+        .await;
+    assert!(
+        matches!(&batch[0], Err(Error::Input(InputError::Score(_)))),
+        "{:?}",
+        batch[0]
+    );
+    assert_eq!(batch[1].as_ref().expect("positive first score").score, 4);
+    for p in ["neg", "neg2"] {
+        assert_eq!(
+            league.player(p, None).await.expect("view").bracket,
+            None,
+            "{p}"
+        );
+    }
+    // Only "pos" was placed.
+    assert_eq!(league.counts(None).await.expect("counts")[0].players, 1);
+    // A placed player's negative delta is refused by the board, with their real score.
+    submit_at(&league, "pos", 3, "2026-01-05T12:00:00Z").await;
+    let e = refused(league.submit("pos", -10, SubmitOptions::default()).await);
+    assert!(
+        matches!(
+            e,
+            InputError::Score(leaguekit::season::packing::ScoreRangeError::OutOfRange {
+                current: 7,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+});
+
+// A player placed in period 2 cannot then be placed in period 1 by a late event
+// (within the skew of period 1's end): their tier in period 2 was decided without
+// it, so its outcome would be lost to the ladder.
+on_both!(
+    a_late_event_cannot_place_a_player_in_an_earlier_period,
+    |league, clock| {
+        // Period 1 ends at midnight and closes 5 s later (max_skew).
+        clock.set(t("2026-01-06T00:00:02Z"));
+        let now = league
+            .submit("late", 3, SubmitOptions::default())
+            .await
+            .expect("placed in period 2");
+        assert_eq!((now.period, now.tier.as_str()), (2, "bronze"));
+        let e = refused(
+            league
+                .submit(
+                    "late",
+                    5,
+                    SubmitOptions::default().at(t("2026-01-05T23:59:59Z")),
+                )
+                .await,
+        );
+        assert!(
+            matches!(
+                e,
+                InputError::PlacedLater {
+                    period: 1,
+                    later: 2,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let e = league
+            .join("late", Some(t("2026-01-05T23:59:59Z")))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(input_err(e), InputError::PlacedLater { .. }),
+            "join"
+        );
+        // The batch path refuses it the same way.
+        league
+            .submit("late2", 1, SubmitOptions::default())
+            .await
+            .expect("placed in period 2");
+        let batch = league
+            .submit_many(&[BatchItem::new("late2", 9)
+                .with_options(SubmitOptions::default().at(t("2026-01-05T23:59:58Z")))])
+            .await;
+        assert!(
+            matches!(&batch[0], Err(Error::Input(InputError::PlacedLater { .. }))),
+            "{:?}",
+            batch[0]
+        );
+        // Nothing was written in period 1; a player without a later placement still may.
+        for p in ["late", "late2"] {
+            assert_eq!(
+                league.player(p, Some(1)).await.expect("view").bracket,
+                None,
+                "{p}"
+            );
+        }
+        submit_at(&league, "early", 2, "2026-01-05T23:59:59Z").await;
+        clock.set(t("2026-01-06T00:00:06Z"));
+        let r = league
+            .rollover(None, leaguekit::RolloverOptions::default())
+            .await
+            .expect("rollover");
+        assert_eq!(r.closed.len(), 1);
+        assert_eq!(r.closed[0].totals.players, 1);
+    }
+);
+
+// A season that keeps fewer periods than its idempotency window spans still answers
+// a retry within the window from its record, after the period closed and its
+// retention ran out.
+on_both!(a_retry_is_answered_for_the_whole_window, |league, clock| {
+    let text = season_text(
+        &league.season().key_prefix,
+        "increment",
+        100,
+        "on_first_score",
+    )
+    .replace("name = \"conf\"", "name = \"window\"")
+    .replace("idempotency_window = \"1h\"", "idempotency_window = \"4d\"")
+        + "\n[retention]\nperiods = 1\n";
+    let season = Season::from_toml(&text, "window.toml").expect("season");
+    let short = League::with_clock(season, league.store().clone(), Arc::new(clock.clone()));
+    let once = || {
+        SubmitOptions::default()
+            .request_id("q1")
+            .at(t("2026-01-05T12:00:00Z"))
+    };
+    let first = short.submit("r", 5, once()).await.expect("first");
+    assert!(first.applied);
+    for day in [
+        "2026-01-06T00:01:00Z",
+        "2026-01-07T00:01:00Z",
+        "2026-01-08T00:01:00Z",
+    ] {
+        clock.set(t(day));
+        short
+            .rollover(None, leaguekit::RolloverOptions::default())
+            .await
+            .expect("rollover");
+        // Somebody plays every period, so each close applies the retention.
+        short
+            .submit("x", 1, SubmitOptions::default())
+            .await
+            .expect("play");
+    }
+    // Three days after the close, one period kept: the retry is within the window.
+    // It comes to another process (which has not seen the player placed).
+    let other = League::with_clock(
+        short.season().clone(),
+        league.store().clone(),
+        Arc::new(clock.clone()),
+    );
+    let again = other.submit("r", 5, once()).await.expect("retry answered");
+    assert!(!again.applied);
+    assert_eq!((again.period, again.score), (1, 5));
+});

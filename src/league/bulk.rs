@@ -191,6 +191,11 @@ impl<S: Store> League<S> {
         let snapshots = self.store.player_snapshots(&key_refs).await;
         let mut stage = Vec::with_capacity(going.len());
         for ((w, keys), snapshot) in going.into_iter().zip(keys).zip(snapshots) {
+            let snapshot = snapshot.map_err(Error::from).and_then(|snapshot| {
+                let want = &wants[w];
+                self.check_not_placed_later(want.player, snapshot.state.as_ref(), want.period.id)
+                    .map(|()| snapshot)
+            });
             match snapshot {
                 Ok(snapshot) => {
                     let profile = self.profile_json_of(&snapshot.profile.0, snapshot.profile.1);
@@ -209,7 +214,7 @@ impl<S: Store> League<S> {
                         joined: None,
                     });
                 }
-                Err(e) => results[w] = Some(Err(e.into())),
+                Err(e) => results[w] = Some(Err(e)),
             }
         }
 

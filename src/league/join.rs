@@ -164,6 +164,26 @@ impl<S: Store> League<S> {
         ))
     }
 
+    /// Refuses to place a player in `period` when their state is of a later period:
+    /// their tier there was decided without this one, so an outcome here would be
+    /// lost to the ladder (or, if counted, contradict the tier they already play).
+    pub(crate) fn check_not_placed_later(
+        &self,
+        player: &str,
+        state: Option<&PlayerState>,
+        period: PeriodId,
+    ) -> Result<(), Error> {
+        match state {
+            Some(s) if s.period > period => Err(InputError::PlacedLater {
+                player: player.to_owned(),
+                period,
+                later: s.period,
+            }
+            .into()),
+            _ => Ok(()),
+        }
+    }
+
     /// Places `player` in a bracket of their tier for the period of `at` (default now).
     /// Joining again returns the same bracket.
     pub async fn join(&self, player: &str, at: Option<DateTime<Utc>>) -> Result<Placement, Error> {
@@ -225,6 +245,7 @@ impl<S: Store> League<S> {
         // State, profile and pending rewards in one round trip (one slot).
         let snapshot = self.store.player_snapshot(&pkeys).await?;
         let state = snapshot.state;
+        self.check_not_placed_later(player, state.as_ref(), period.id)?;
         let profile = self.profile_json_of(&snapshot.profile.0, snapshot.profile.1);
         let fresh = state.as_ref().is_none_or(|s| s.period < period.id);
         let (tier, last) = self
@@ -332,6 +353,9 @@ impl<S: Store> League<S> {
     }
 
     /// Where `player` is in the period, placing them if the season joins on first score.
+    /// `first_refusal` is the error of an update that an empty board refuses: a player
+    /// not placed yet gets it instead of a placement, so a refused first score writes
+    /// nothing.
     pub(crate) async fn placement_for_update(
         &self,
         player: &str,
@@ -339,6 +363,7 @@ impl<S: Store> League<S> {
         at: DateTime<Utc>,
         now: DateTime<Utc>,
         cohort: Option<&str>,
+        first_refusal: Option<Error>,
     ) -> Result<(Arc<Placed>, Option<Welcome>), Error> {
         if let Some(hit) = self.cached(player, period.id) {
             return Ok((hit, None));
@@ -356,6 +381,9 @@ impl<S: Store> League<S> {
             }
             match self.season.brackets.join {
                 JoinPolicy::OnFirstScore => {
+                    if let Some(refused) = first_refusal {
+                        return Err(refused);
+                    }
                     // A first score is a join: it must pass the join's time rules even when
                     // it carries a request id.
                     self.check_time(period, at, now, false)?;

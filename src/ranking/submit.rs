@@ -98,6 +98,22 @@ impl<S: Store> League<S> {
         })
     }
 
+    /// The error of an update that a board without the player refuses (a negative
+    /// delta: the score would start below 0), so that a player who is not placed yet
+    /// is refused before the placement, which would otherwise be written for nothing.
+    fn refused_on_empty_board(&self, value: i64) -> Option<Error> {
+        let increment = self.season.scoring.mode == crate::season::packing::ScoreMode::Increment;
+        (increment && value < 0).then(|| {
+            InputError::Score(crate::season::packing::ScoreRangeError::OutOfRange {
+                current: 0,
+                value,
+                result: i128::from(value),
+                max: self.season.packing.max_score(),
+            })
+            .into()
+        })
+    }
+
     /// Checks what can be checked before any write: ids, value range, time.
     fn precheck(
         &self,
@@ -172,6 +188,7 @@ impl<S: Store> League<S> {
                 item.at,
                 now,
                 options.cohort.as_deref(),
+                self.refused_on_empty_board(value),
             )
             .await?;
         let mut reply = self
@@ -271,8 +288,15 @@ impl<S: Store> League<S> {
                     Ok(Some((tier, bracket))) => {
                         found[k] = Some(self.remember(&item.player, period, &tier, bracket));
                     }
-                    Ok(None) => match self.season.brackets.join {
-                        JoinPolicy::OnFirstScore => {
+                    Ok(None) => match (
+                        self.season.brackets.join,
+                        self.refused_on_empty_board(item.value),
+                    ) {
+                        // Refused on an empty board: the player is not placed for it.
+                        (JoinPolicy::OnFirstScore, Some(refused)) => {
+                            results[*i] = Some(Err(refused));
+                        }
+                        (JoinPolicy::OnFirstScore, None) => {
                             // A first score is a join: it must pass the join's time rules
                             // even when it carries a request id.
                             match self.check_time(&p.period, p.at, now, false) {
@@ -280,7 +304,7 @@ impl<S: Store> League<S> {
                                 Err(e) => results[*i] = Some(Err(e)),
                             }
                         }
-                        JoinPolicy::Explicit => {
+                        (JoinPolicy::Explicit, _) => {
                             results[*i] = Some(Err(InputError::NotJoined {
                                 player: item.player.clone(),
                                 period,

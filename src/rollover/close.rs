@@ -36,11 +36,8 @@ pub(crate) fn owner_id() -> String {
 impl<S: Store> League<S> {
     /// The time rule of closing `period`.
     pub(crate) fn close_check(&self, period: PeriodId) -> Result<CloseCheck, Error> {
-        let period = self.period(period)?;
-        Ok(CloseCheck {
-            now: self.now_arg(),
-            closes_ms: self.closes_at(&period).timestamp_millis(),
-        })
+        let closes = self.closes_at(&self.period(period)?);
+        Ok(CloseCheck::new(self.now_arg(), closes.timestamp_millis()).keep(self.ttl_secs(period)))
     }
 
     /// Closes one period (all its brackets). Idempotent. Refused with

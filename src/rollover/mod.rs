@@ -139,16 +139,23 @@ impl<S: Store> League<S> {
     /// their outcomes still give returning players their next tier. A relative TTL
     /// also keeps the engine's clock and the Redis server's clock out of each other's
     /// way.
+    ///
+    /// And at least the idempotency window: an update's retry is answered from its
+    /// record for the whole window, even after the close, so the period's placements
+    /// and boards must outlive it (a season may keep fewer periods than its window
+    /// spans, e.g. hourly periods kept for 2 with a 24 h window).
     pub(crate) fn ttl_secs(&self, period: PeriodId) -> u64 {
         let keep = u64::from(self.season().retention.periods);
         let calendar = self.season().calendar.period(period + keep);
         let own_end = self.season().calendar.period(period).map(|p| p.end);
+        let window = self.season().scoring.idempotency_window.as_secs();
         match (calendar, own_end) {
             (Some(later), Some(end)) => {
                 let span = later.end - end;
                 let until = later.end - self.clock().now();
                 u64::try_from(span.max(until).num_seconds())
                     .unwrap_or(0)
+                    .max(window)
                     .max(1)
             }
             // Beyond the calendar's horizon: keep for ten years.
@@ -235,11 +242,15 @@ impl<S: Store> League<S> {
         let done = self.store().closed_through(&season_keys).await?;
         report.closed_through = done;
         let owner = owner_id();
-        // The periods that may close, oldest first. After a long downtime (or on a
-        // fresh store for a season that started long ago) most have nobody in them:
-        // their join counters are read in batches, and an empty period (which can get
-        // no joins now: it no longer accepts events) is closed by moving the mark past
-        // it, without writing anything.
+        // The periods that may close by this process's reading of the league clock,
+        // oldest first. That reading may be off (a clock stepped since the offset was
+        // measured), so it only proposes: each period is closed, or found empty, by
+        // begin_close, which decides by the league clock where it writes (inside the
+        // store) and marks the period closing, so no join lands in it afterwards.
+        // After a long downtime (or on a fresh store for a season that started long
+        // ago) most periods have nobody in them: they are asked in batches, and an
+        // empty one is closed by that marker alone and by moving the season's mark
+        // past it.
         let mut due = Vec::new();
         let mut id = done + 1;
         while let Some(period) = self.season().calendar.period(id) {
@@ -250,9 +261,10 @@ impl<S: Store> League<S> {
             id += 1;
         }
         'periods: for batch in due.chunks(256) {
-            let keys: Vec<_> = batch.iter().map(|p| self.keys().period(p.id)).collect();
-            let joins = self.store().joined_many(&keys).await?;
-            for (period, joins) in batch.iter().zip(joins) {
+            let found = self.closing_states(batch, options.dry_run).await?;
+            for (period, joins) in batch.iter().zip(found) {
+                // Not closable yet by the league clock: neither is any later period.
+                let Some(joins) = joins else { break 'periods };
                 if joins.is_empty() {
                     report.empty += 1;
                     if !options.dry_run {
@@ -267,8 +279,6 @@ impl<S: Store> League<S> {
                 } else {
                     match self.close_period(period, &owner).await {
                         Ok(r) => r,
-                        // The league clock disagrees with the estimate this process
-                        // made of it by a few milliseconds: not closable yet.
                         Err(Error::Store(StoreError::Time(_))) => break 'periods,
                         Err(e) => return Err(e),
                     }
@@ -308,6 +318,41 @@ impl<S: Store> League<S> {
             );
         }
         Ok(report)
+    }
+
+    /// The join counters of `periods`, each `None` from the first one the league clock
+    /// does not let close yet. A dry run only reads them; otherwise each period is
+    /// marked closing first (begin_close, concurrently: each period is a slot of its
+    /// own), so a counter read empty stays empty.
+    async fn closing_states(
+        &self,
+        periods: &[Period],
+        dry_run: bool,
+    ) -> Result<Vec<Option<Vec<(String, u64)>>>, Error> {
+        if dry_run {
+            let keys: Vec<_> = periods.iter().map(|p| self.keys().period(p.id)).collect();
+            let joins = self.store().joined_many(&keys).await?;
+            return Ok(joins.into_iter().map(Some).collect());
+        }
+        let closes = periods.iter().map(|p| async move {
+            let check = self.close_check(p.id)?;
+            match self
+                .store()
+                .begin_close(&self.keys().period(p.id), check)
+                .await
+            {
+                Ok((_, joins)) => Ok(Some(joins)),
+                Err(StoreError::Time(_)) => Ok(None),
+                Err(e) => Err(Error::from(e)),
+            }
+        });
+        let mut found = futures::future::try_join_all(closes).await?;
+        if let Some(first) = found.iter().position(Option::is_none) {
+            for later in &mut found[first..] {
+                *later = None;
+            }
+        }
+        Ok(found)
     }
 
     /// Grants again what earlier runs could not; returns how many went through.

@@ -176,6 +176,7 @@ fn input_status(e: &InputError) -> (StatusCode, &'static str) {
         I::NotJoined { .. } => (StatusCode::CONFLICT, "not_joined"),
         I::NotStarted { .. } => (StatusCode::CONFLICT, "not_started"),
         I::StillClosing { .. } => (StatusCode::CONFLICT, "still_closing"),
+        I::PlacedLater { .. } => (StatusCode::CONFLICT, "placed_later"),
         _ => (bad, "bad_request"),
     }
 }

@@ -101,12 +101,26 @@ pub struct CloseCheck {
     /// The earliest instant the period may be closed (its end plus the allowed skew),
     /// unix milliseconds.
     pub closes_ms: i64,
+    /// Seconds the period's closing marker lives at least when the period has no
+    /// expiry yet (a period nobody joined gets its marker from the close itself);
+    /// 0 leaves the marker without one.
+    pub keep_secs: u64,
 }
 
 impl CloseCheck {
     /// Closing is allowed from `closes_ms` by `now`.
     pub fn new(now: Now, closes_ms: i64) -> Self {
-        CloseCheck { now, closes_ms }
+        CloseCheck {
+            now,
+            closes_ms,
+            keep_secs: 0,
+        }
+    }
+
+    /// Gives a closing marker that has no expiry yet `secs` seconds to live.
+    pub fn keep(mut self, secs: u64) -> Self {
+        self.keep_secs = secs;
+        self
     }
 
     /// A rule that allows closing at any time: for store-level tests and tools.

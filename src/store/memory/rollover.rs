@@ -51,9 +51,15 @@ impl RolloverStore for MemoryStore {
         check: CloseCheck,
     ) -> Result<(Option<String>, Vec<(String, u64)>), StoreError> {
         check.judge(self.now_ms(check.now)).map_err(time_error)?;
+        let now = self.clock.now().timestamp();
         let mut data = self.data();
         let p = data.periods.entry(period.base.clone()).or_default();
         p.meta.insert("closing".into(), "1".into());
+        // A period nobody joined has no expiry yet: its marker lives as its data would.
+        if p.expire_at.is_none() && check.keep_secs > 0 {
+            p.expire_at =
+                Some(now.saturating_add(i64::try_from(check.keep_secs).unwrap_or(i64::MAX)));
+        }
         let mut joins: Vec<(String, u64)> = p.joins.iter().map(|(t, n)| (t.clone(), *n)).collect();
         joins.sort();
         Ok((p.meta.get("closed").cloned(), joins))

@@ -44,7 +44,8 @@ impl RolloverStore for RedisStore {
         inv.key(&period.meta)
             .key(&period.joins)
             .arg(now_arg(check.now))
-            .arg(check.closes_ms);
+            .arg(check.closes_ms)
+            .arg(check.keep_secs);
         let items = array(
             self.invoke("begin_close", Retry::Idempotent, &inv).await?,
             "begin_close reply",

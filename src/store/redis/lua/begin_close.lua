@@ -6,6 +6,8 @@
 -- KEYS[2]  period join counters (hash: tier -> players joined)
 -- ARGV[1]  the league clock, unix ms; "" to read this server's clock (TIME)
 -- ARGV[2]  when the period may be closed (its end plus the allowed skew), unix ms
+-- ARGV[3]  seconds the meta lives at least if it has no expiry yet (a period nobody
+--          joined has no keys before its close; 0: none)
 --
 -- Reply: {"ok", summary or false, tier1, n1, tier2, n2, ...} | {"not_yet", ms to wait}
 
@@ -20,6 +22,9 @@ if now < tonumber(ARGV[2]) then
   return {'not_yet', string.format('%.0f', tonumber(ARGV[2]) - now)}
 end
 redis.call('HSET', KEYS[1], 'closing', '1')
+if tonumber(ARGV[3]) > 0 then
+  redis.call('EXPIRE', KEYS[1], ARGV[3], 'NX')
+end
 local summary = redis.call('HGET', KEYS[1], 'closed')
 local reply = {'ok', summary}
 local joins = redis.call('HGETALL', KEYS[2])
