@@ -26,6 +26,9 @@ use leaguekit::{
 
 use common::RedisServer;
 
+#[path = "hardening/clocks.rs"]
+mod clocks;
+
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s)
         .expect("time")

@@ -194,6 +194,16 @@ impl<S: Store> League<S> {
     /// [`League::join`] with options: the time and the cohort.
     #[instrument(skip(self), err(level = "debug"))]
     pub async fn join_with(&self, player: &str, options: JoinOptions) -> Result<Placement, Error> {
+        match self.join_once(player, &options).await {
+            Err(e) if self.clock_contradicted(options.at.is_none(), &e) => {
+                self.join_once(player, &options).await
+            }
+            result => result,
+        }
+    }
+
+    /// [`League::join_with`], stamped once.
+    async fn join_once(&self, player: &str, options: &JoinOptions) -> Result<Placement, Error> {
         validate_player(player)?;
         self.validate_cohort(options.cohort.as_deref())?;
         let now = self.now().await?;

@@ -41,6 +41,35 @@ impl<S: Store> League<S> {
         Ok(self.clock.now() + chrono::TimeDelta::milliseconds(offset))
     }
 
+    /// Whether `e` refused, on the grounds of the league clock, a write whose time
+    /// this process stamped (the caller sent none): then the store's clock and this
+    /// process's estimate of it disagree (a clock stepped since the offset was
+    /// measured), which is no fault of the caller. The estimate is dropped, so the
+    /// next reading measures the offset anew; the caller stamps the write again and
+    /// sends it once more. Such a refusal wrote nothing.
+    pub(crate) fn clock_contradicted(&self, stamped: bool, e: &Error) -> bool {
+        if !stamped || self.injected {
+            return false;
+        }
+        let contradicted = matches!(
+            e,
+            Error::Input(
+                InputError::FutureTime { .. }
+                    | InputError::NotStarted { .. }
+                    | InputError::PeriodClosed { .. }
+            ) | Error::Store(crate::error::StoreError::Time(_))
+        );
+        if contradicted {
+            tracing::warn!(
+                error = %e,
+                "the league clock contradicts this process's estimate of it (a clock \
+                 stepped?): measuring the offset again"
+            );
+            self.offset.lock().unwrap_or_else(|e| e.into_inner()).1 = None;
+        }
+        contradicted
+    }
+
     /// The clock argument of store operations.
     pub(crate) fn now_arg(&self) -> Now {
         if self.injected {

@@ -166,7 +166,12 @@ impl<S: Store> League<S> {
         value: i64,
         options: SubmitOptions,
     ) -> Result<Submission, Error> {
-        let result = self.submit_one(player, value, options).await;
+        let mut result = self.submit_one(player, value, &options).await;
+        if let Err(e) = &result
+            && self.clock_contradicted(options.at.is_none(), e)
+        {
+            result = self.submit_one(player, value, &options).await;
+        }
         crate::metrics::submitted(&result);
         result
     }
@@ -177,10 +182,10 @@ impl<S: Store> League<S> {
         &self,
         player: &str,
         value: i64,
-        options: SubmitOptions,
+        options: &SubmitOptions,
     ) -> Result<Submission, Error> {
         let now = self.now().await?;
-        let item = self.precheck(player, value, &options, now)?;
+        let item = self.precheck(player, value, options, now)?;
         let (mut placed, mut welcome) = self
             .placement_for_update(
                 player,
@@ -243,6 +248,26 @@ impl<S: Store> League<S> {
     /// the item may have been applied. Resend only unknown items with a request id.
     #[instrument(skip(self, items), fields(items = items.len()))]
     pub async fn submit_many(&self, items: &[BatchItem]) -> Vec<Result<Submission, Error>> {
+        let mut results = self.submit_many_once(items).await;
+        // Items this process stamped that the league clock refused: once more, with
+        // the offset measured anew (see `clock_contradicted`).
+        let again: Vec<usize> = (0..items.len())
+            .filter(|&i| match &results[i] {
+                Err(e) => self.clock_contradicted(items[i].options.at.is_none(), e),
+                Ok(_) => false,
+            })
+            .collect();
+        if !again.is_empty() {
+            let retry: Vec<BatchItem> = again.iter().map(|&i| items[i].clone()).collect();
+            for (i, r) in again.into_iter().zip(self.submit_many_once(&retry).await) {
+                results[i] = r;
+            }
+        }
+        results
+    }
+
+    /// [`League::submit_many`], stamped once.
+    async fn submit_many_once(&self, items: &[BatchItem]) -> Vec<Result<Submission, Error>> {
         let now = match self.now().await {
             Ok(now) => now,
             // Without the league clock nothing can be decided (or was written).

@@ -122,6 +122,39 @@ impl RedisServer {
         ready: impl Fn(u16) -> bool,
         plain: bool,
     ) -> RedisServer {
+        Self::launch_with_env(tag, pick_port, prepare, args, ready, plain, &[])
+    }
+
+    /// Starts a plain server as [`RedisServer::start`] does, with `env` set in its
+    /// environment (e.g. `LD_PRELOAD` of a clock shim).
+    pub fn start_with_env(extra: &[&str], env: &[(String, String)]) -> RedisServer {
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        Self::launch_with_env(
+            "redis",
+            free_port,
+            |_| {},
+            |port, dir| {
+                let mut args = base_args(dir);
+                args.splice(0..0, ["--port".to_owned(), port.to_string()]);
+                args.extend(extra.iter().cloned());
+                args
+            },
+            ping,
+            true,
+            env,
+        )
+    }
+
+    /// [`RedisServer::launch`] with `env` set in the server's environment.
+    pub fn launch_with_env(
+        tag: &str,
+        pick_port: impl Fn() -> u16,
+        prepare: impl Fn(&Path),
+        args: impl Fn(u16, &Path) -> Vec<String>,
+        ready: impl Fn(u16) -> bool,
+        plain: bool,
+        env: &[(String, String)],
+    ) -> RedisServer {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let bin = redis_bin();
         let mut last_error = String::new();
@@ -152,7 +185,8 @@ impl RedisServer {
                 rm -rf "$dir"
             "#;
             let mut cmd = Command::new("sh");
-            cmd.arg("-c")
+            cmd.envs(env.iter().map(|(k, v)| (k, v)))
+                .arg("-c")
                 .arg(script)
                 .arg(&bin)
                 .arg(std::process::id().to_string())
