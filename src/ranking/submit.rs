@@ -200,7 +200,7 @@ impl<S: Store> League<S> {
             .store
             .update(
                 &placed.keys,
-                &self.update(player, value, &item, &options, &placed.keys),
+                &self.update(player, value, &item, options, &placed.keys),
             )
             .await?;
         if reply.status == UpdateStatus::NotPlaced {
@@ -214,7 +214,7 @@ impl<S: Store> League<S> {
                 .store
                 .update(
                     &placed.keys,
-                    &self.update(player, value, &item, &options, &placed.keys),
+                    &self.update(player, value, &item, options, &placed.keys),
                 )
                 .await?;
         }
