@@ -28,6 +28,8 @@ use common::RedisServer;
 
 #[path = "hardening/clocks.rs"]
 mod clocks;
+#[path = "hardening/data_loss.rs"]
+mod data_loss;
 
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s)

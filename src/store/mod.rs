@@ -297,7 +297,9 @@ pub trait RolloverStore: Send + Sync + 'static {
         season: &SeasonKeys,
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
-    /// Raises the season's closed-through mark to `period` (never lowers it).
+    /// Raises the season's closed-through mark to `period` (never lowers it), and
+    /// records the key layout ([`keys::LAYOUT`]) with it unless one is recorded: a
+    /// meta written again after the store lost its data says which layout it is in.
     fn set_closed_through(
         &self,
         season: &SeasonKeys,
@@ -313,6 +315,7 @@ pub trait RolloverStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
 
     /// Sets a field of the season's record; with `keep`, only if it is not set yet.
+    /// Records the key layout with it, as [`RolloverStore::set_closed_through`] does.
     fn set_season_field(
         &self,
         season: &SeasonKeys,

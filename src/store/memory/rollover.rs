@@ -3,7 +3,7 @@
 
 use super::{MemoryStore, time_error};
 use crate::error::StoreError;
-use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
+use crate::store::keys::{BracketKeys, LAYOUT, PeriodKeys, PlayerKeys, SeasonKeys};
 use crate::store::*;
 
 impl RolloverStore for MemoryStore {
@@ -15,6 +15,12 @@ impl RolloverStore for MemoryStore {
         let mut data = self.data();
         let mark = data.seasons.entry(season.base.clone()).or_insert(0);
         *mark = (*mark).max(period);
+        // The layout goes with every write of the meta, as on Redis.
+        data.season_fields
+            .entry(season.base.clone())
+            .or_default()
+            .entry("layout".to_owned())
+            .or_insert_with(|| LAYOUT.to_owned());
         Ok(())
     }
 
@@ -42,6 +48,9 @@ impl RolloverStore for MemoryStore {
         if !(keep && fields.contains_key(field)) {
             fields.insert(field.to_owned(), value.to_owned());
         }
+        fields
+            .entry("layout".to_owned())
+            .or_insert_with(|| LAYOUT.to_owned());
         Ok(())
     }
 

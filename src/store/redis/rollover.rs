@@ -8,7 +8,7 @@ use super::reply::*;
 use super::scripts::SCRIPTS;
 use super::{MAX_WINDOW_SECS, RedisStore, Retry, now_arg, time_refusal};
 use crate::error::StoreError;
-use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys, hash_tag};
+use crate::store::keys::{BracketKeys, LAYOUT, PeriodKeys, PlayerKeys, SeasonKeys, hash_tag};
 use crate::store::*;
 
 /// Grants a grant.lua call takes at most: a bracket's on one server, in one call.
@@ -29,7 +29,7 @@ impl RolloverStore for RedisStore {
 
     async fn set_closed_through(&self, season: &SeasonKeys, period: u64) -> Result<(), StoreError> {
         let mut inv = SCRIPTS.raise_mark.prepare_invoke();
-        inv.key(&season.meta).arg(period);
+        inv.key(&season.meta).arg(period).arg(LAYOUT);
         self.invoke("set_closed_through", Retry::Idempotent, &inv)
             .await?;
         Ok(())
@@ -114,11 +114,13 @@ impl RolloverStore for RedisStore {
         value: &str,
         keep: bool,
     ) -> Result<(), StoreError> {
-        let mut cmd = ::redis::cmd(if keep { "HSETNX" } else { "HSET" });
-        cmd.arg(&season.meta)
+        let mut inv = SCRIPTS.season_field.prepare_invoke();
+        inv.key(&season.meta)
             .arg(format!("season:{field}"))
-            .arg(value);
-        self.command("set_season_field", Retry::Idempotent, &cmd)
+            .arg(value)
+            .arg(if keep { "1" } else { "0" })
+            .arg(LAYOUT);
+        self.invoke("set_season_field", Retry::Idempotent, &inv)
             .await?;
         Ok(())
     }
