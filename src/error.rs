@@ -285,6 +285,22 @@ pub enum StoreError {
         /// What showed the old layout.
         found: String,
     },
+    /// A key leaguekit writes holds a value of another type: something else wrote it
+    /// (a foreign tool, a key planted by hand). Nothing was written by the step that
+    /// found it.
+    #[error(
+        "key {key} holds a {found}, which leaguekit never writes there (it writes a \
+         {expected}): something else wrote it; delete or rename that key (a bracket's \
+         close is retried by every rollover)"
+    )]
+    WrongType {
+        /// The key.
+        key: String,
+        /// The type found (Redis's TYPE).
+        found: String,
+        /// The type leaguekit writes there.
+        expected: String,
+    },
     /// The store answered something this version of leaguekit does not understand.
     #[error(
         "unexpected reply from the store: {0}; is another version of leaguekit writing under the same key_prefix?"

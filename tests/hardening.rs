@@ -30,6 +30,8 @@ use common::RedisServer;
 mod clocks;
 #[path = "hardening/data_loss.rs"]
 mod data_loss;
+#[path = "hardening/foreign_keys.rs"]
+mod foreign_keys;
 
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s)

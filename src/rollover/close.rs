@@ -13,7 +13,7 @@ use crate::league::League;
 use crate::ranking::{MAX_TOP, TopPool};
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::BracketKeys;
-use crate::store::{BlockedGrant, CloseCheck, FrozenClaim, Store};
+use crate::store::{BlockedBracket, BlockedGrant, CloseCheck, FrozenClaim, Store};
 use outcome::{Outcome, Tally};
 
 use super::*;
@@ -133,7 +133,21 @@ impl<S: Store> League<S> {
         .buffer_unordered(CLOSING_AT_ONCE);
         let mut busy = Vec::new();
         while let Some((i, tier, b, closed)) = runs.next().await {
-            match closed? {
+            let closed = match closed {
+                // A key of the wrong type in the bracket (planted by something else):
+                // the bracket is blocked, the rest of the period closes, and every
+                // rollover retries it.
+                // Its board is left out of the tier's lists (offered empty, so they
+                // do not read it either).
+                Err(Error::Store(e @ StoreError::WrongType { .. })) => {
+                    self.block_bracket(&format!("{period}/{tier}/{b}"), &e)
+                        .await?;
+                    pool.offer(self.season(), &tier, b, &[]);
+                    continue;
+                }
+                other => other?,
+            };
+            match closed {
                 Some((t, board)) => {
                     report.add(&tier, &t);
                     if let Some(board) = board {
@@ -144,6 +158,66 @@ impl<S: Store> League<S> {
             }
         }
         Ok(busy)
+    }
+
+    /// Records a bracket that cannot close (see [`BlockedBracket`]) and says so.
+    async fn block_bracket(&self, source: &str, e: &StoreError) -> Result<(), Error> {
+        let StoreError::WrongType { key, .. } = e else {
+            return Ok(());
+        };
+        tracing::error!(
+            bracket = source,
+            key = %key,
+            error = %e,
+            "a bracket cannot close; the rest of its period closes, and every rollover retries it"
+        );
+        let blocked = BlockedBracket::new(source, key.clone(), e.to_string());
+        self.store()
+            .block_bracket(&self.keys().season(), &blocked)
+            .await?;
+        Ok(())
+    }
+
+    /// Closes again the brackets earlier runs could not (repaired since, or not);
+    /// returns how many closed now.
+    pub(crate) async fn retry_blocked_brackets(&self) -> Result<u64, Error> {
+        let season = self.keys().season();
+        let mut closed = 0;
+        for blocked in self.store().blocked_brackets(&season).await? {
+            let parsed = blocked.source.split_once('/').and_then(|(p, rest)| {
+                let (tier, b) = rest.rsplit_once('/')?;
+                Some((p.parse::<PeriodId>().ok()?, tier, b.parse::<u32>().ok()?))
+            });
+            let Some((period, tier, bracket)) = parsed else {
+                return Err(StoreError::Protocol(format!(
+                    "blocked bracket {:?} is not period/tier/bracket",
+                    blocked.source
+                ))
+                .into());
+            };
+            let Some((tier_index, _)) = self.season().tier_by_any_name(tier) else {
+                continue;
+            };
+            match self
+                .close_bracket(period, tier_index, tier, bracket, &owner_id())
+                .await
+            {
+                Ok(Some(_)) => {
+                    self.store()
+                        .unblock_bracket(&season, &blocked.source)
+                        .await?;
+                    info!(bracket = %blocked.source, "blocked bracket closed");
+                    closed += 1;
+                }
+                // Another process is closing it now; it stays listed until one does.
+                Ok(None) => {}
+                Err(Error::Store(e @ StoreError::WrongType { .. })) => {
+                    self.block_bracket(&blocked.source, &e).await?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(closed)
     }
 
     /// Closes one bracket unless another process holds it (`None`). Idempotent.

@@ -53,7 +53,7 @@ use tracing::{info, instrument};
 use crate::error::{Error, InputError, StoreError};
 use crate::league::League;
 use crate::season::calendar::{Period, PeriodId};
-use crate::store::{BlockedGrant, Store};
+use crate::store::{BlockedBracket, BlockedGrant, Store};
 use outcome::Tally;
 
 /// What closing one period did (or, in a dry run, would do).
@@ -83,6 +83,12 @@ pub struct RolloverReport {
     pub blocked: Vec<BlockedGrant>,
     /// Rewards granted by this run after earlier runs had failed to.
     pub unblocked: u64,
+    /// Brackets that cannot close (a key of the wrong type in them: repair or delete
+    /// it). Their periods are closed all the same, without them; every rollover
+    /// retries them.
+    pub blocked_brackets: Vec<BlockedBracket>,
+    /// Brackets closed by this run after earlier runs had found them blocked.
+    pub unblocked_brackets: u64,
     /// Periods closed by this run in which nobody was placed (not listed in `closed`).
     pub empty: u64,
     /// The last period the season has closed, after this run.
@@ -226,6 +232,8 @@ impl<S: Store> League<S> {
             closed: Vec::new(),
             blocked: Vec::new(),
             unblocked: 0,
+            blocked_brackets: Vec::new(),
+            unblocked_brackets: 0,
             empty: 0,
             closed_through: 0,
         };
@@ -238,6 +246,7 @@ impl<S: Store> League<S> {
         self.check_shape(!options.dry_run).await?;
         if !options.dry_run {
             report.unblocked = self.retry_blocked().await?;
+            report.unblocked_brackets = self.retry_blocked_brackets().await?;
         }
         let done = self.store().closed_through(&season_keys).await?;
         report.closed_through = done;
@@ -308,6 +317,15 @@ impl<S: Store> League<S> {
             self.record_ladder().await?;
         }
         report.blocked = self.store().blocked_grants(&season_keys).await?;
+        report.blocked_brackets = self.store().blocked_brackets(&season_keys).await?;
+        for b in &report.blocked_brackets {
+            tracing::error!(
+                bracket = %b.source,
+                key = %b.key,
+                error = %b.error,
+                "a bracket cannot close; repair or delete the key (every rollover retries it)"
+            );
+        }
         for b in &report.blocked {
             tracing::error!(
                 player = %b.player,

@@ -495,6 +495,20 @@ pub(super) struct PeriodsOut {
     pub(super) closed: Vec<PeriodReportOut>,
     /// Rewards whose grant keeps failing (see `leaguekit rollover`).
     pub(super) blocked_rewards: u64,
+    /// Brackets the rollover cannot close: a key of the wrong type in them (repair
+    /// or delete it; every rollover retries them).
+    pub(super) blocked_brackets: Vec<BlockedBracketOut>,
+}
+
+/// A bracket the rollover cannot close.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct BlockedBracketOut {
+    /// `period/tier/bracket`.
+    pub(super) bracket: String,
+    /// The key in the way.
+    pub(super) key: String,
+    /// Why, and what to do.
+    pub(super) error: String,
 }
 
 /// One line of a period's export (JSON lines).

@@ -10,10 +10,10 @@ use utoipa::{Modify, OpenApi};
 
 use super::error::{ErrorBody, ErrorDetail};
 use super::model::{
-    BatchItemIn, BatchItemOut, ClaimIn, ClaimOut, CountsOut, ExportLine, HealthOut, JoinIn,
-    LastOut, PeriodOut, PeriodReportOut, PeriodsOut, PlacementOut, PlayerOut, ProfileOut,
-    RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut, SubmissionOut,
-    SubmitIn, TallyOut, TierCountOut, TierOut,
+    BatchItemIn, BatchItemOut, BlockedBracketOut, ClaimIn, ClaimOut, CountsOut, ExportLine,
+    HealthOut, JoinIn, LastOut, PeriodOut, PeriodReportOut, PeriodsOut, PlacementOut, PlayerOut,
+    ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
+    SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut,
 };
 use super::routes::{boards, periods, players, scores, system};
 
@@ -48,7 +48,8 @@ use super::routes::{boards, periods, players, scores, system};
         ErrorBody, ErrorDetail, JoinIn, SubmitIn, BatchItemIn, ClaimIn, PlacementOut,
         SubmissionOut, BatchItemOut, StandingOut, StandingsOut, LastOut, PlayerOut, ProfileOut,
         RewardOut, RewardsOut, ClaimOut, TierCountOut, CountsOut, TallyOut, PeriodReportOut,
-        PeriodOut, PeriodsOut, ExportLine, RewardRuleOut, TierOut, SeasonOut, HealthOut
+        PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine, RewardRuleOut, TierOut, SeasonOut,
+        HealthOut
     )),
     modifiers(&Bearer),
     tags(

@@ -111,6 +111,7 @@ impl Keys {
         SeasonKeys {
             meta: format!("{base}:meta"),
             blocked: format!("{base}:blocked"),
+            stuck: format!("{base}:stuck"),
             base,
         }
     }
@@ -177,6 +178,9 @@ pub struct SeasonKeys {
     pub meta: String,
     /// Hash: `source|player` → a grant that failed and is retried by every rollover.
     pub blocked: String,
+    /// Hash: `period/tier/bracket` → a bracket that cannot close (a key of the wrong
+    /// type at one of its keys), retried by every rollover.
+    pub stuck: String,
 }
 
 /// The keys of one period (one hash slot).

@@ -448,6 +448,28 @@ pub trait RolloverStore: Send + Sync + 'static {
         season: &SeasonKeys,
     ) -> impl Future<Output = Result<Vec<BlockedGrant>, StoreError>> + Send;
 
+    /// Records a bracket the rollover cannot close, to be retried by every later
+    /// rollover (replacing an earlier record of it).
+    fn block_bracket(
+        &self,
+        season: &SeasonKeys,
+        blocked: &BlockedBracket,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The brackets recorded by [`RolloverStore::block_bracket`] and not yet
+    /// unblocked, by source.
+    fn blocked_brackets(
+        &self,
+        season: &SeasonKeys,
+    ) -> impl Future<Output = Result<Vec<BlockedBracket>, StoreError>> + Send;
+
+    /// Forgets a blocked bracket (after it closed).
+    fn unblock_bracket(
+        &self,
+        season: &SeasonKeys,
+        source: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// Forgets a blocked grant (after it was granted).
     fn unblock_grant(
         &self,

@@ -61,6 +61,8 @@ pub(crate) async fn rollover(
         "closed_through": report.closed_through,
         "blocked": report.blocked,
         "unblocked": report.unblocked,
+        "blocked_brackets": report.blocked_brackets,
+        "unblocked_brackets": report.unblocked_brackets,
         "dry_run": args.dry_run,
     }))
 }

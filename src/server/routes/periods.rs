@@ -15,7 +15,8 @@ use crate::rollover::PeriodRecord;
 use crate::server::App;
 use crate::server::error::{ApiError, ErrorBody};
 use crate::server::model::{
-    ExportLine, P, PeriodOut, PeriodReportOut, PeriodsOut, PeriodsQuery, Q, rfc3339,
+    BlockedBracketOut, ExportLine, P, PeriodOut, PeriodReportOut, PeriodsOut, PeriodsQuery, Q,
+    rfc3339,
 };
 use crate::store::Store;
 
@@ -74,6 +75,18 @@ pub(crate) async fn periods<S: Store>(
         .blocked_grants(&league.keys().season())
         .await
         .map_err(crate::Error::from)?;
+    let blocked_brackets = league
+        .store()
+        .blocked_brackets(&league.keys().season())
+        .await
+        .map_err(crate::Error::from)?
+        .into_iter()
+        .map(|b| BlockedBracketOut {
+            bracket: b.source,
+            key: b.key,
+            error: b.error,
+        })
+        .collect();
     let next_boundary = match &current {
         Some(p) => Some(rfc3339(p.end)),
         None if now < season.schedule.start => Some(rfc3339(season.schedule.start)),
@@ -88,6 +101,7 @@ pub(crate) async fn periods<S: Store>(
         pending,
         closed,
         blocked_rewards: blocked.len() as u64,
+        blocked_brackets,
     }))
 }
 

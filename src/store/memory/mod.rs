@@ -19,7 +19,7 @@ mod league;
 mod ranking;
 mod rollover;
 
-use crate::store::{BlockedGrant, Now, PlayerState};
+use crate::store::{BlockedBracket, BlockedGrant, Now, PlayerState};
 
 /// Hash maps keyed by ids that callers choose: foldhash is several times faster than
 /// SipHash here and still seeds each map randomly against collision attacks.
@@ -46,6 +46,7 @@ struct Data {
     season_fields: HashMap<String, HashMap<String, String>>,
     /// season key → grants that failed, by (source, player).
     blocked: HashMap<String, std::collections::BTreeMap<(String, String), BlockedGrant>>,
+    stuck: HashMap<String, std::collections::BTreeMap<String, BlockedBracket>>,
     periods: HashMap<String, PeriodData>,
     brackets: HashMap<String, BracketData>,
     players: HashMap<String, PlayerData>,

@@ -223,6 +223,38 @@ impl RolloverStore for MemoryStore {
         Ok(())
     }
 
+    async fn block_bracket(
+        &self,
+        season: &SeasonKeys,
+        blocked: &BlockedBracket,
+    ) -> Result<(), StoreError> {
+        self.data()
+            .stuck
+            .entry(season.base.clone())
+            .or_default()
+            .insert(blocked.source.clone(), blocked.clone());
+        Ok(())
+    }
+
+    async fn blocked_brackets(
+        &self,
+        season: &SeasonKeys,
+    ) -> Result<Vec<BlockedBracket>, StoreError> {
+        Ok(self
+            .data()
+            .stuck
+            .get(&season.base)
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn unblock_bracket(&self, season: &SeasonKeys, source: &str) -> Result<(), StoreError> {
+        if let Some(m) = self.data().stuck.get_mut(&season.base) {
+            m.remove(source);
+        }
+        Ok(())
+    }
+
     async fn blocked_grants(&self, season: &SeasonKeys) -> Result<Vec<BlockedGrant>, StoreError> {
         Ok(self
             .data()

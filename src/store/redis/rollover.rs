@@ -342,6 +342,52 @@ impl RolloverStore for RedisStore {
         Ok(out)
     }
 
+    async fn block_bracket(
+        &self,
+        season: &SeasonKeys,
+        blocked: &BlockedBracket,
+    ) -> Result<(), StoreError> {
+        let value = serde_json::json!({"key": blocked.key, "error": blocked.error}).to_string();
+        let mut cmd = ::redis::cmd("HSET");
+        cmd.arg(&season.stuck).arg(&blocked.source).arg(value);
+        self.command("block_bracket", Retry::Idempotent, &cmd)
+            .await?;
+        Ok(())
+    }
+
+    async fn blocked_brackets(
+        &self,
+        season: &SeasonKeys,
+    ) -> Result<Vec<BlockedBracket>, StoreError> {
+        let mut cmd = ::redis::cmd("HGETALL");
+        cmd.arg(&season.stuck);
+        let reply = self
+            .command("blocked_brackets", Retry::Idempotent, &cmd)
+            .await?;
+        let mut out = pairs(reply, "blocked brackets")?
+            .into_iter()
+            .map(|(source, value)| {
+                let v: serde_json::Value = serde_json::from_str(&value)
+                    .map_err(|e| protocol(format!("blocked bracket {value:?}: {e}")))?;
+                Ok(BlockedBracket::new(
+                    source,
+                    v["key"].as_str().unwrap_or_default(),
+                    v["error"].as_str().unwrap_or_default(),
+                ))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        out.sort_by(|a, b| a.source.cmp(&b.source));
+        Ok(out)
+    }
+
+    async fn unblock_bracket(&self, season: &SeasonKeys, source: &str) -> Result<(), StoreError> {
+        let mut cmd = ::redis::cmd("HDEL");
+        cmd.arg(&season.stuck).arg(source);
+        self.command("unblock_bracket", Retry::Idempotent, &cmd)
+            .await?;
+        Ok(())
+    }
+
     async fn unblock_grant(
         &self,
         season: &SeasonKeys,
@@ -553,6 +599,9 @@ impl RedisStore {
         if let Some(why) = time_refusal(&items)? {
             return Err(StoreError::Time(why));
         }
+        if let Some(planted) = wrong_type(&items)? {
+            return Err(planted);
+        }
         match items.as_slice() {
             [status, rest] => match text(status, "claim status")? {
                 "done" => Ok(Claimed::Done(text(rest, "bracket tally")?.to_owned())),
@@ -606,8 +655,27 @@ impl RedisStore {
             .arg(tally)
             .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS))
             .arg(outcomes.map(super::outcomes::encode).unwrap_or_default());
-        self.invoke(op, Retry::Idempotent, &inv).await?;
+        let reply = self.invoke(op, Retry::Idempotent, &inv).await?;
+        if let Value::Array(items) = &reply
+            && let Some(planted) = wrong_type(items)?
+        {
+            return Err(planted);
+        }
         Ok(())
+    }
+}
+
+/// A script's `{"wrong_type", key, found, expected}` answer (foreign_keys.lua).
+fn wrong_type(items: &[Value]) -> Result<Option<StoreError>, StoreError> {
+    match items {
+        [status, key, found, expected] if text(status, "status")? == "wrong_type" => {
+            Ok(Some(StoreError::WrongType {
+                key: text(key, "key")?.to_owned(),
+                found: text(found, "type")?.to_owned(),
+                expected: text(expected, "type")?.to_owned(),
+            }))
+        }
+        _ => Ok(None),
     }
 }
 

@@ -45,9 +45,15 @@ pub(super) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     season_field: Script::new(include_str!("lua/season_field.lua")),
     begin_close: Script::new(include_str!("lua/begin_close.lua")),
     finish_period: Script::new(include_str!("lua/finish_period.lua")),
-    claim_bracket: Script::new(include_str!("lua/claim_bracket.lua")),
+    claim_bracket: Script::new(concat!(
+        include_str!("lua/foreign_keys.lua"),
+        include_str!("lua/claim_bracket.lua")
+    )),
     outcome: Script::new(include_str!("lua/outcome.lua")),
-    finish_bracket: Script::new(include_str!("lua/finish_bracket.lua")),
+    finish_bracket: Script::new(concat!(
+        include_str!("lua/foreign_keys.lua"),
+        include_str!("lua/finish_bracket.lua")
+    )),
     claim_rewards: Script::new(include_str!("lua/claim_rewards.lua")),
     set_profile: Script::new(include_str!("lua/set_profile.lua")),
     snapshot: Script::new(include_str!("lua/snapshot.lua")),
@@ -77,6 +83,7 @@ mod tests {
             ("begin_close", include_str!("lua/begin_close.lua")),
             ("finish_period", include_str!("lua/finish_period.lua")),
             ("claim_bracket", include_str!("lua/claim_bracket.lua")),
+            ("foreign_keys", include_str!("lua/foreign_keys.lua")),
             ("outcome", include_str!("lua/outcome.lua")),
             ("finish_bracket", include_str!("lua/finish_bracket.lua")),
             ("claim_rewards", include_str!("lua/claim_rewards.lua")),

@@ -18,6 +18,7 @@
 -- ARGV[5]  "claim" (the lease only), "freeze" (the board only) or "both"
 --
 -- Reply: {"done", tally} | {"busy"} | {"not_yet", ms to wait}
+--        | {"wrong_type", key, found, expected} (nothing written; foreign_keys.lua)
 --        | {"mine"} ("claim") | {"mine", board} ("both") | {"ok", board} ("freeze")
 --        where board is ZRANGE WITHSCORES joined by the unit separator (byte 31), as
 --        standings pages are: one string costs the client one allocation where an
@@ -25,6 +26,10 @@
 --        the rollover's client time at 1M); no player id or score contains byte 31.
 
 local mode = ARGV[5]
+local planted = foreign({{1, 'hash'}, {2, 'string'}, {3, 'zset'}})
+if planted then
+  return planted
+end
 if mode ~= 'freeze' then
   local tally = redis.call('HGET', KEYS[1], 'done')
   if tally then

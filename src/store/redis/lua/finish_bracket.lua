@@ -25,9 +25,19 @@
 -- ARGV[3]  time to live, seconds ("record", "both")
 -- ARGV[4]  the outcomes, encoded ("record", "both")
 --
--- Reply: 1
+-- Reply: 1 | {"wrong_type", key, found, expected} (foreign_keys.lua): nothing written
+--        but the caller's lease released
 
 local mode = ARGV[1]
+local planted = foreign({{1, 'hash'}, {2, 'string'}, {5, 'string'}})
+if planted then
+  -- The caller holds the lease (it froze the bracket) and stops here: released, so
+  -- the retry of a later rollover need not wait for it to lapse.
+  if planted[2] ~= KEYS[2] then
+    redis.call('DEL', KEYS[2])
+  end
+  return planted
+end
 if mode ~= 'finish' then
   redis.call('SET', KEYS[5], ARGV[4], 'NX')
   -- The mark keeps the meta there to expire below, whatever came before, so the
