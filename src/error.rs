@@ -357,6 +357,11 @@ fn redis_hint(e: &redis::RedisError) -> &'static str {
             return "; the Redis Cluster is down or failing over: retry in a few seconds, \
                     and check CLUSTER INFO";
         }
+        Some("OOM") => {
+            return "; Redis's memory is full (used memory above maxmemory, under \
+                    maxmemory-policy noeviction) and it refuses writes: nothing was written, \
+                    reads keep working; raise maxmemory or free memory, then retry";
+        }
         Some("NOPERM") => {
             return "; the Redis ACL user lacks a permission leaguekit needs: grant it \
                     +@read +@write +@scripting +ping +info";

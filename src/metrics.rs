@@ -17,6 +17,7 @@
 //! | `leaguekit_periods_closed_total` | counter | | periods closed by a rollover run of this process |
 //! | `leaguekit_rollover_duration_seconds` | histogram | | how long a rollover run took |
 //! | `leaguekit_players` | gauge | `tier` | players placed in the current period, per tier |
+//! | `leaguekit_store_refuses_writes` | gauge | | 1 while the store refuses writes (Redis: used memory above `maxmemory` under `noeviction`, or a read-only replica), else 0; reads keep working |
 //! | `leaguekit_http_requests_total` | counter | `method`, `route`, `status` | requests answered by `leaguekit serve` |
 //! | `leaguekit_http_request_duration_seconds` | histogram | `method`, `route` | time to the response head (a stream's body is not counted) |
 //!
@@ -51,6 +52,8 @@ pub const PERIODS_CLOSED: &str = "leaguekit_periods_closed_total";
 pub const ROLLOVER_SECONDS: &str = "leaguekit_rollover_duration_seconds";
 /// `leaguekit_players{tier}`.
 pub const PLAYERS: &str = "leaguekit_players";
+/// `leaguekit_store_refuses_writes`.
+pub const STORE_REFUSES_WRITES: &str = "leaguekit_store_refuses_writes";
 /// `leaguekit_http_requests_total{method,route,status}`.
 pub const HTTP_REQUESTS: &str = "leaguekit_http_requests_total";
 /// `leaguekit_http_request_duration_seconds{method,route}`.
@@ -81,6 +84,10 @@ pub fn describe() {
         "Duration of rollover runs in this process"
     );
     describe_gauge!(PLAYERS, "Players placed in the current period, by tier");
+    describe_gauge!(
+        STORE_REFUSES_WRITES,
+        "1 while the store refuses writes (Redis memory full under noeviction, or a read-only replica); reads keep working"
+    );
     // Known label values start at zero, so a rate is defined from the first scrape.
     for result in ["applied", "duplicate", "refused", "unknown", "failed"] {
         ::metrics::counter!(SUBMITS, "result" => result).increment(0);
@@ -169,4 +176,15 @@ pub async fn refresh_players<S: Store>(league: &League<S>) -> Result<(), Error> 
         ::metrics::gauge!(PLAYERS, "tier" => t.tier).set(t.players as f64);
     }
     Ok(())
+}
+
+/// Asks the store whether it refuses writes now (one store call, see
+/// [`crate::store::LeagueStore::write_refusal`]), sets `leaguekit_store_refuses_writes`
+/// to 1 or 0, and returns why it refuses them, if it does. `/healthz` and every scrape
+/// of `leaguekit serve` call it; a game server that embeds the library may call it on
+/// its own timer. A store failure leaves the gauge as it was and is returned.
+pub async fn refresh_write_state<S: Store>(league: &League<S>) -> Result<Option<String>, Error> {
+    let refusal = league.store().write_refusal().await?;
+    ::metrics::gauge!(STORE_REFUSES_WRITES).set(if refusal.is_some() { 1.0 } else { 0.0 });
+    Ok(refusal)
 }

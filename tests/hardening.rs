@@ -6,6 +6,8 @@
 //! are in `tests/conformance.rs`, on both stores.
 
 mod common;
+#[path = "hardening/full_memory.rs"]
+mod full_memory;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -1666,3 +1666,143 @@ async fn a_whole_season_over_http() {
         "{m}"
     );
 }
+
+/// Redis full (maxmemory under noeviction): `/healthz` stays 200 but says `degraded`
+/// with `store_refuses_writes`, the gauge says 1, reads answer and a write is 503
+/// `store_full`. A Redis whose memory policy evicts keys is refused at start, unless
+/// `--allow-evicting-redis` (or `LEAGUEKIT_ALLOW_EVICTING_REDIS`) opts in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_redis_is_degraded_and_still_reads() {
+    let redis = common::RedisServer::start(&["--maxmemory-policy", "noeviction"]);
+    let config = serving::open_season("http_full");
+    let start = Start {
+        redis: redis.url(),
+        ..Start::new(config.path())
+    };
+    let api = Api::new(start.spawn());
+    let at = recent();
+    for (p, v) in [("ana", 50), ("bo", 40)] {
+        api.ok(
+            Method::PUT,
+            &format!("/v1/players/{p}/profile"),
+            Some(json!({"name": p.to_uppercase()})),
+        )
+        .await;
+        api.ok(
+            Method::POST,
+            &format!("/v1/players/{p}/scores"),
+            Some(json!({"value": v, "at": at})),
+        )
+        .await;
+    }
+    let h = api.call(Method::GET, "/healthz", None, None).await;
+    assert_eq!(
+        (h.status, &h.body),
+        (StatusCode::OK, &json!({"status": "ok"}))
+    );
+
+    // A maxmemory below what the server uses: full at once.
+    common::command(redis.port, &["CONFIG", "SET", "maxmemory", "1"]).expect("config set");
+    let h = api.call(Method::GET, "/healthz", None, None).await;
+    assert_eq!(h.status, StatusCode::OK, "{}", h.body);
+    assert_eq!(
+        (h.body["status"].as_str(), h.body["code"].as_str()),
+        (Some("degraded"), Some("store_refuses_writes")),
+        "{}",
+        h.body
+    );
+    assert!(
+        h.body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("maxmemory")),
+        "{}",
+        h.body
+    );
+    let metrics = api.get("/metrics").await;
+    let text = metrics.body.as_str().expect("text");
+    assert!(
+        text.lines()
+            .any(|l| l == "leaguekit_store_refuses_writes 1"),
+        "{text}"
+    );
+    let st = api
+        .ok(Method::GET, "/v1/tiers/bronze/brackets/1", None)
+        .await;
+    let names: Vec<&str> = st["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter_map(|e| e["profile"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["ANA", "BO"]);
+    let p = api.ok(Method::GET, "/v1/players/bo", None).await;
+    assert_eq!(p["rank"].as_u64(), Some(2), "{p}");
+    api.ok(Method::GET, "/v1/players/ana/around", None).await;
+    api.ok(Method::GET, "/v1/counts", None).await;
+    api.ok(Method::GET, "/v1/periods", None).await;
+    api.fails(
+        Method::POST,
+        "/v1/players/cy/scores",
+        Some(&json!({"value": 5, "at": at}).to_string()),
+        503,
+        "store_full",
+    )
+    .await;
+
+    // Room again: healthy again.
+    common::command(redis.port, &["CONFIG", "SET", "maxmemory", "0"]).expect("config set");
+    let h = api.call(Method::GET, "/healthz", None, None).await;
+    assert_eq!(
+        (h.status, &h.body),
+        (StatusCode::OK, &json!({"status": "ok"}))
+    );
+    let metrics = api.get("/metrics").await;
+    let text = metrics.body.as_str().expect("text");
+    assert!(
+        text.lines()
+            .any(|l| l == "leaguekit_store_refuses_writes 0"),
+        "{text}"
+    );
+
+    // An evicting policy: refused at start, saying why and how to opt in.
+    common::command(
+        redis.port,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+    )
+    .expect("config set");
+    let (code, stderr) = start.refused();
+    assert_eq!(code, Some(1), "{stderr}");
+    for needed in [
+        "maxmemory-policy allkeys-lru",
+        "noeviction",
+        "--allow-evicting-redis",
+    ] {
+        assert!(stderr.contains(needed), "{needed:?} missing from: {stderr}");
+    }
+    let allowed = Start {
+        redis: redis.url(),
+        args: vec!["--no-scheduler", "--allow-evicting-redis"],
+        ..Start::new(config.path())
+    };
+    let api = Api::new(allowed.spawn());
+    api.ok(Method::GET, "/v1/tiers/bronze/brackets/1", None)
+        .await;
+    // The same opt-in from the environment, on a one-shot command.
+    for (value, code) in [("1", Some(0)), ("0", Some(1))] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_leaguekit"))
+            .args(["--config"])
+            .arg(config.path())
+            .args(["--redis", &redis.url(), "counts"])
+            .env_remove("LEAGUEKIT_REDIS")
+            .env_remove("LEAGUEKIT_CONFIG")
+            .env("LEAGUEKIT_ALLOW_EVICTING_REDIS", value)
+            .output()
+            .expect("leaguekit counts");
+        assert_eq!(
+            out.status.code(),
+            code,
+            "LEAGUEKIT_ALLOW_EVICTING_REDIS={value}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

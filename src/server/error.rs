@@ -14,6 +14,7 @@
 //! | 500 | `internal` | a bug: please report it |
 //! | 503 | `unknown` | the store failed after a write may have happened: resend only with the same `request_id` |
 //! | 503 | `store_unavailable`, `timeout` | the store failed or was too slow (for a write: see `unknown`) |
+//! | 503 | `store_full` | Redis's memory is full (`maxmemory` under `noeviction`): it refused the write, nothing was written; reads keep working |
 //!
 //! `not_started` and `still_closing` are 409, not 503: they are the league's state at a
 //! period boundary (a returning player in the first `max_skew` of a period), not a
@@ -141,6 +142,10 @@ impl From<Error> for ApiError {
             }
             Error::Store(StoreError::PeriodClosed) => (StatusCode::CONFLICT, "period_closed"),
             Error::Store(StoreError::Time(_)) => (StatusCode::CONFLICT, "not_started"),
+            // Redis's memory is full under noeviction: it refuses writes, reads work.
+            Error::Store(StoreError::Redis(r)) if r.code() == Some("OOM") => {
+                (StatusCode::SERVICE_UNAVAILABLE, "store_full")
+            }
             Error::Store(_) => (StatusCode::SERVICE_UNAVAILABLE, "store_unavailable"),
             Error::Config(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };

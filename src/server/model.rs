@@ -582,6 +582,12 @@ pub(super) struct SeasonOut {
 /// `GET /healthz`.
 #[derive(Debug, Serialize, ToSchema)]
 pub(super) struct HealthOut {
-    /// `ok`.
+    /// `ok`, or `degraded` while the store refuses writes (reads keep working).
     pub(super) status: &'static str,
+    /// With `degraded`: `store_refuses_writes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) code: Option<&'static str>,
+    /// With `degraded`: why the store refuses writes, and what to do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) message: Option<String>,
 }

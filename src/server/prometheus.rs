@@ -98,10 +98,19 @@ pub(super) async fn render<S: Store>(State(app): State<Arc<App<S>>>) -> Response
     };
     // A store that fails or is slow leaves the gauges as they were: a scrape during an
     // outage still answers, at once.
-    match tokio::time::timeout(REFRESH, crate::metrics::refresh_players(&app.league)).await {
+    let (players, writes) = tokio::join!(
+        tokio::time::timeout(REFRESH, crate::metrics::refresh_players(&app.league)),
+        tokio::time::timeout(REFRESH, crate::metrics::refresh_write_state(&app.league)),
+    );
+    match players {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::debug!(error = %e, "cannot refresh the players gauge"),
         Err(_) => tracing::debug!("the store is slow; the players gauge is not refreshed"),
+    }
+    match writes {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => tracing::debug!(error = %e, "cannot refresh the refused-writes gauge"),
+        Err(_) => tracing::debug!("the store is slow; the refused-writes gauge is not refreshed"),
     }
     handle.run_upkeep();
     let mut r = handle.render().into_response();

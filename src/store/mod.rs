@@ -39,6 +39,15 @@ pub trait LeagueStore: Send + Sync + 'static {
         false
     }
 
+    /// Whether the store refuses writes now, and why (`Some(reason)`): on Redis, while
+    /// its used memory is above `maxmemory` under `maxmemory-policy noeviction` (or it
+    /// is a read-only replica). Reads keep working meanwhile; `/healthz` and the
+    /// `leaguekit_store_refuses_writes` gauge report it. `None` while writes are
+    /// taken; the embedded store never refuses them.
+    fn write_refusal(&self) -> impl Future<Output = Result<Option<String>, StoreError>> + Send {
+        std::future::ready(Ok(None))
+    }
+
     /// Whether the engine should gather concurrent single joins into batches of the
     /// bulk path ([`LeagueStore::join_many`] and the other `_many` calls): right for a
     /// store whose calls are round trips with a fixed cost each, as Redis's are.

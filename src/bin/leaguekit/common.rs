@@ -59,7 +59,8 @@ pub(crate) async fn redis_league(cli: &Cli, season: Season) -> Result<League<Red
             "this command needs a Redis: pass --redis redis://HOST:PORT/ or set LEAGUEKIT_REDIS",
         ));
     };
-    let store = RedisStore::connect(url, RedisOptions::default())
+    let options = RedisOptions::default().with_allow_evicting_policy(cli.allow_evicting_redis);
+    let store = RedisStore::connect(url, options)
         .await
         .map_err(|e| Failure::from(Error::from(e)))?;
     Ok(League::new(season, store))

@@ -51,6 +51,20 @@ pub(crate) struct Cli {
     // hide_env_values: the URL may carry a password, which --help must not print.
     #[arg(long, global = true, env = "LEAGUEKIT_REDIS", hide_env_values = true)]
     pub(crate) redis: Option<String>,
+    /// Connect even if Redis's maxmemory-policy evicts keys (anything but noeviction)
+    ///
+    /// By default leaguekit refuses such a server: when its memory is full it deletes
+    /// keys silently, and the league loses closed periods, players' tiers, request ids
+    /// and bracket counters. Set maxmemory-policy noeviction instead; use this only
+    /// where losing league data is acceptable (a throwaway test server).
+    // Boolish: the variable takes 1/0, true/false, yes/no, on/off, as operators write it.
+    #[arg(
+        long,
+        global = true,
+        env = "LEAGUEKIT_ALLOW_EVICTING_REDIS",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub(crate) allow_evicting_redis: bool,
     #[command(subcommand)]
     command: Command,
 }

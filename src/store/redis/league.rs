@@ -15,6 +15,10 @@ impl LeagueStore for RedisStore {
         self.options.gather_joins
     }
 
+    async fn write_refusal(&self) -> Result<Option<String>, StoreError> {
+        self.probe_writes().await
+    }
+
     async fn now(&self) -> Result<i64, StoreError> {
         let reply = self
             .command("time", Retry::Idempotent, &::redis::cmd("TIME"))

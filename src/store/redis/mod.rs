@@ -36,6 +36,7 @@
 mod bulk;
 pub mod connection;
 mod league;
+mod maxmemory;
 mod options;
 mod outcomes;
 mod pages;
@@ -129,11 +130,13 @@ impl RedisStore {
     ///
     /// Fails with [`StoreError::Connect`] if the URL or the TLS files are unusable, the
     /// server refuses the credentials or the TLS handshake (at once), the server is
-    /// older than Redis 7.0 (`INFO server`; at once), or no node answers within the
+    /// older than Redis 7.0 (`INFO server`; at once), its `maxmemory-policy` evicts
+    /// keys ([`connection::ConnectError::EvictingPolicy`], on any master of a cluster;
+    /// unless [`RedisOptions::allow_evicting_policy`]), or no node answers within the
     /// options' connection timeout and reconnection retries.
     pub async fn connect(url: &str, options: RedisOptions) -> Result<RedisStore, StoreError> {
         let opened = connection::open(url, &options, true).await?;
-        Ok(RedisStore {
+        let store = RedisStore {
             connection: opened.connection,
             at_most_once: opened.at_most_once,
             renewing: opened.renewing,
@@ -143,11 +146,18 @@ impl RedisStore {
             gathered: Arc::default(),
             text_hints: Arc::default(),
             options,
-        })
+        };
+        // The URL parsed above; its target names a single server in the error.
+        let target = connection::RedisUrl::parse(url)
+            .map(|u| u.target())
+            .unwrap_or_default();
+        store.check_policy(&target).await?;
+        Ok(store)
     }
 
     /// Wraps an existing connection manager to one server (its own timeouts and
-    /// reconnection settings apply; `options` only sets the command retries).
+    /// reconnection settings apply; `options` only sets the command retries). The
+    /// server's `maxmemory-policy` is not checked: that is the caller's to do.
     pub fn from_manager(manager: ConnectionManager, options: RedisOptions) -> RedisStore {
         let connection = RedisConnection::Node(manager);
         RedisStore {

@@ -154,6 +154,18 @@ pub struct RedisOptions {
     /// that may have come after it ran only if every update in it carries a request
     /// id, as a lone update is. Off, every update is a call of its own.
     pub gather_submits: bool,
+    /// Whether [`RedisStore::connect`](crate::RedisStore::connect) accepts a server
+    /// whose `maxmemory-policy` evicts keys (default false: it refuses with
+    /// [`ConnectError::EvictingPolicy`](crate::ConnectError::EvictingPolicy)).
+    ///
+    /// An evicting policy (`allkeys-*`, and `volatile-*` too, since nearly every
+    /// leaguekit key has an expiry) lets Redis delete keys silently when memory is
+    /// full: a season's meta (closed periods read as pending), players' state
+    /// (returning players start again in the first tier), idempotency records and
+    /// bracket counters. Set `maxmemory-policy noeviction` instead; opt in only where
+    /// losing league data is acceptable (a throwaway test server). The command line's
+    /// `--allow-evicting-redis` (`LEAGUEKIT_ALLOW_EVICTING_REDIS`) sets it.
+    pub allow_evicting_policy: bool,
 }
 
 impl Default for RedisOptions {
@@ -176,6 +188,7 @@ impl Default for RedisOptions {
             connections: 2,
             gather_joins: true,
             gather_submits: true,
+            allow_evicting_policy: false,
         }
     }
 }
@@ -270,6 +283,12 @@ impl RedisOptions {
     /// Sets [`RedisOptions::gather_submits`].
     pub fn with_gather_submits(mut self, gather: bool) -> Self {
         self.gather_submits = gather;
+        self
+    }
+
+    /// Sets [`RedisOptions::allow_evicting_policy`].
+    pub fn with_allow_evicting_policy(mut self, allow: bool) -> Self {
+        self.allow_evicting_policy = allow;
         self
     }
 

@@ -63,8 +63,9 @@ pub(super) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
 #[cfg(test)]
 mod tests {
     /// Redis Cluster only checks the keys a script declares; a key a script touches
-    /// without declaring it could live on another node. So every `redis.call` in
-    /// every script must name its key as `KEYS[n]` (or a local bound to one).
+    /// without declaring it could live on another node. So every `redis.call` and
+    /// `redis.pcall` in every script must name its key as `KEYS[n]` (or a local bound
+    /// to one).
     #[test]
     fn scripts_touch_only_declared_keys() {
         let sources = [
@@ -120,7 +121,11 @@ mod tests {
                 .collect();
             let mut calls = 0;
             for line in &code {
-                for call in line.split("redis.call(").skip(1) {
+                let calls_on_line = line
+                    .split("redis.call(")
+                    .skip(1)
+                    .chain(line.split("redis.pcall(").skip(1));
+                for call in calls_on_line {
                     calls += 1;
                     let mut args = call.splitn(3, ',');
                     let command = args.next().unwrap_or("").trim();

@@ -102,6 +102,24 @@ pub enum ConnectError {
         /// The version the server reported (INFO server, `redis_version`).
         version: String,
     },
+    /// The server's `maxmemory-policy` evicts keys, and
+    /// [`RedisOptions::allow_evicting_policy`] is off.
+    #[error(
+        "Redis at {target} has maxmemory-policy {policy}, which deletes keys when memory is \
+         full: leaguekit would silently lose league data (the season's closed periods, \
+         players' tiers, request ids, bracket counters), and nearly all its keys have an \
+         expiry, so volatile-* policies evict them too. Set maxmemory-policy noeviction \
+         (CONFIG SET maxmemory-policy noeviction, and in redis.conf): a full Redis then \
+         refuses writes with an error and reads keep working. To run anyway, where losing \
+         league data is acceptable, pass --allow-evicting-redis (LEAGUEKIT_ALLOW_EVICTING_REDIS=1) \
+         or RedisOptions::with_allow_evicting_policy(true)"
+    )]
+    EvictingPolicy {
+        /// Where (the node, on a cluster).
+        target: String,
+        /// The policy the server reported.
+        policy: String,
+    },
     /// The server answered, but not as leaguekit needs (wrong mode, missing permission).
     #[error("Redis at {target} refused the connection set-up: {source}{hint}")]
     Refused {

@@ -19,22 +19,42 @@
 -- ARGV[6]  ms the string is kept at most (> 0)
 --
 -- Reply: 1 if the page was kept, 0 if not (the claim was gone or another build's,
--- or no page was given).
+-- no page was given, or Redis refused the write for memory: see refused below).
+
+-- Whether a cache write's answer (from redis.pcall) is Redis refusing it for memory:
+-- maxmemory reached under noeviction. Redis refuses only a script's first write that
+-- way (a script that has written may go on), so nothing was written then, and the
+-- read is answered without the cache. Any other error is raised, as redis.call would.
+local function refused(answer)
+  if type(answer) == 'table' and answer.err then
+    if string.sub(answer.err, 1, 4) == 'OOM ' then
+      return true
+    end
+    error(answer)
+  end
+  return false
+end
 
 local kept = 0
 if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
-  redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
+  if refused(redis.pcall('HSET', KEYS[1], ARGV[3], ARGV[4])) then
+    return 0
+  end
   redis.call('HDEL', KEYS[1], ARGV[1])
   kept = 1
 end
 if KEYS[2] and redis.call('HGET', KEYS[2], 'texted') == ARGV[2] then
   local left = redis.call('PTTL', KEYS[4])
   if left ~= -2 then
+    local set
     if left > 0 and left < tonumber(ARGV[6]) then
       -- The cache's own expiry time (see open_page.lua), not its TTL given again.
-      redis.call('SET', KEYS[3], ARGV[5], 'PXAT', redis.call('PEXPIRETIME', KEYS[4]))
+      set = redis.pcall('SET', KEYS[3], ARGV[5], 'PXAT', redis.call('PEXPIRETIME', KEYS[4]))
     else
-      redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6])
+      set = redis.pcall('SET', KEYS[3], ARGV[5], 'PX', ARGV[6])
+    end
+    if refused(set) then
+      return kept
     end
     redis.call('HSET', KEYS[2], 'texted', '1')
   end

@@ -35,6 +35,23 @@
 -- enter.lua, which read the meta hash anyway, delete the page cache only when there
 -- may be one: an unconditional DEL cost every update about 1 us of Redis CPU (7%).
 -- A meta hash created here takes the board's expiry (the rollover later sets both).
+--
+-- Redis full (maxmemory under noeviction): the page is answered and not kept (see
+-- refused below), so reads keep working while Redis refuses writes.
+
+-- Whether a cache write's answer (from redis.pcall) is Redis refusing it for memory:
+-- maxmemory reached under noeviction. Redis refuses only a script's first write that
+-- way (a script that has written may go on), so nothing was written then, and the
+-- read is answered without the cache. Any other error is raised, as redis.call would.
+local function refused(answer)
+  if type(answer) == 'table' and answer.err then
+    if string.sub(answer.err, 1, 4) == 'OOM ' then
+      return true
+    end
+    error(answer)
+  end
+  return false
+end
 
 local SEP = '\31'
 local total = redis.call('ZCARD', KEYS[1])
@@ -55,7 +72,9 @@ end
 local function cached(reply)
   if ttl > 0 then
     local left = redis.call('PTTL', KEYS[1])
-    redis.call('HSET', KEYS[3], field, reply)
+    if refused(redis.pcall('HSET', KEYS[3], field, reply)) then
+      return reply
+    end
     if redis.call('PTTL', KEYS[3]) < 0 then
       if left > 0 and left < ttl then
         -- The board's own expiry time (see open_page.lua), not its TTL given again.
