@@ -6,6 +6,8 @@
 //! are in `tests/conformance.rs`, on both stores.
 
 mod common;
+#[path = "hardening/outage.rs"]
+mod outage;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
