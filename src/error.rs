@@ -241,9 +241,10 @@ pub enum InputError {
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// Redis returned an error or the connection failed.
+    /// Redis returned an error or the connection failed. (A refused connection,
+    /// which proves nothing was sent, converts to [`StoreError::Unreachable`].)
     #[error("redis: {0}{hint}", hint = redis_hint(.0))]
-    Redis(#[from] redis::RedisError),
+    Redis(redis::RedisError),
     /// No connection could be opened: a bad URL or TLS file, refused credentials or
     /// certificates, or an unreachable server. Nothing was written.
     #[error(transparent)]
@@ -256,14 +257,31 @@ pub enum StoreError {
     /// (`wait_ms`). Nothing was written.
     #[error("too early by the store's clock: {0:?}")]
     Time(TimeRefusal),
+    /// The request never reached the store: the store refused the connection (it is
+    /// down or restarting), or refused one a moment ago and the request was not sent.
+    /// Nothing was written, so any call (a score update with or without a request id,
+    /// a join, a read) may be sent again as it was, after `retry_after`.
+    #[error(
+        "the store is unreachable and the request was not sent, so nothing was written \
+         ({reason}); send it again in {} ms",
+        retry_after.as_millis()
+    )]
+    Unreachable {
+        /// What showed the store unreachable, and what to check.
+        reason: String,
+        /// How long to wait before sending the request again (until the store is
+        /// next tried).
+        retry_after: std::time::Duration,
+    },
     /// The store failed after a write may have been applied: nobody knows whether it
     /// was. A score update or reward claim may be resent only with its request (claim)
-    /// id, which makes the resend recognised; every other write (joins, profiles, each
-    /// rollover step) is idempotent and may simply be run again.
+    /// id, which makes the resend recognised (an update also with the same event time,
+    /// `at`); a join, and every other write (profiles, each rollover step), is
+    /// idempotent and may simply be run again.
     #[error(
         "the outcome of {op} is unknown: the store failed after it may have been applied \
          ({source}); {}",
-        unknown_advice(op)
+        unknown_advice(op, *at)
     )]
     Unknown {
         /// The operation.
@@ -271,6 +289,9 @@ pub enum StoreError {
         /// What failed.
         #[source]
         source: redis::RedisError,
+        /// For a score update: the event time it was stamped with (the caller's `at`,
+        /// or the league clock's when it gave none), which a resend must carry.
+        at: Option<DateTime<Utc>>,
     },
     /// The store holds data of the season written in leaguekit 0.2's key layout (one
     /// key per player), which this version cannot read. Nothing was written.
@@ -335,6 +356,7 @@ impl Error {
             | Error::Input(InputError::StillClosing { retry_after_ms, .. }) => {
                 Some(std::time::Duration::from_millis(*retry_after_ms))
             }
+            Error::Store(StoreError::Unreachable { retry_after, .. }) => Some(*retry_after),
             _ => None,
         }
     }
@@ -342,6 +364,58 @@ impl Error {
     /// True when a write may or may not have been applied (see [`StoreError::Unknown`]).
     pub fn is_unknown(&self) -> bool {
         matches!(self, Error::Store(StoreError::Unknown { .. }))
+    }
+
+    /// True when the request never reached the store and nothing was written (see
+    /// [`StoreError::Unreachable`]).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, Error::Store(StoreError::Unreachable { .. }))
+    }
+}
+
+/// How long a caller told [`StoreError::Unreachable`] waits when the store that
+/// refused has no better estimate (the first reconnection delay, rounded up to the
+/// second an HTTP `Retry-After` can say).
+pub(crate) const UNREACHABLE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl StoreError {
+    /// The answer for a request that was never sent because of `err` (see
+    /// [`StoreError::Unreachable`]), to be tried again after `retry_after`.
+    pub(crate) fn unreachable(
+        err: &redis::RedisError,
+        retry_after: std::time::Duration,
+    ) -> StoreError {
+        StoreError::Unreachable {
+            reason: format!("{err}{}", redis_hint(err)),
+            retry_after,
+        }
+    }
+
+    /// This error with the event time of the score update it answers (see
+    /// [`StoreError::Unknown`]'s `at`); any other error unchanged.
+    pub(crate) fn stamped(self, at: DateTime<Utc>) -> StoreError {
+        match self {
+            StoreError::Unknown { op, source, .. } => StoreError::Unknown {
+                op,
+                source,
+                at: Some(at),
+            },
+            other => other,
+        }
+    }
+}
+
+/// A refused connection proves the request was never sent: it is
+/// [`StoreError::Unreachable`]; anything else is [`StoreError::Redis`]. Every path of
+/// the Redis store converts through here, so none can report a refusal as a failure
+/// that might have written something.
+impl From<redis::RedisError> for StoreError {
+    fn from(err: redis::RedisError) -> StoreError {
+        if err.is_connection_refusal() {
+            StoreError::unreachable(&err, UNREACHABLE_WAIT)
+        } else {
+            StoreError::Redis(err)
+        }
     }
 }
 
@@ -380,16 +454,28 @@ fn redis_hint(e: &redis::RedisError) -> &'static str {
 /// Shorthand for results in this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// What to do after the write `op` had an unknown outcome ([`StoreError::Unknown`]).
-fn unknown_advice(op: &str) -> &'static str {
-    match op {
-        "update" | "update_many" => {
-            "resend it only with the same request id, which makes a resend safe"
+/// What to do after the write `op` had an unknown outcome ([`StoreError::Unknown`]);
+/// `at` is a score update's event time, which a resend must repeat.
+fn unknown_advice(op: &str, at: Option<DateTime<Utc>>) -> String {
+    match (op, at) {
+        ("update" | "update_many", Some(at)) => format!(
+            "resend it only with the same request id and the same at ({}), which makes a \
+             resend safe",
+            at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        ),
+        ("update" | "update_many", None) => {
+            "resend it only with the same request id and the same at, which makes a resend safe"
+                .to_owned()
         }
-        "claim_rewards" => "resend it only with the same claim id, which makes a resend safe",
-        _ => {
-            "this step is idempotent: running it again (the same call, or the whole rollover) is safe"
+        ("claim_rewards", _) => {
+            "resend it only with the same claim id, which makes a resend safe".to_owned()
         }
+        ("join" | "join_many", _) => {
+            "a join is idempotent: send it again (a player joins a period once)".to_owned()
+        }
+        _ => "this step is idempotent: running it again (the same call, or the whole rollover) \
+              is safe"
+            .to_owned(),
     }
 }
 
@@ -404,6 +490,7 @@ mod tests {
         let update = StoreError::Unknown {
             op: "update",
             source: timeout(),
+            at: None,
         };
         assert!(
             update.to_string().contains("only with the same request id"),
@@ -412,6 +499,7 @@ mod tests {
         let claim = StoreError::Unknown {
             op: "claim_rewards",
             source: timeout(),
+            at: None,
         };
         assert!(
             claim.to_string().contains("only with the same claim id"),
@@ -420,6 +508,7 @@ mod tests {
         let grant = StoreError::Unknown {
             op: "grant",
             source: timeout(),
+            at: None,
         };
         let text = grant.to_string();
         assert!(

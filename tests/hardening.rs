@@ -8,6 +8,8 @@
 mod common;
 #[path = "hardening/full_memory.rs"]
 mod full_memory;
+#[path = "hardening/outage.rs"]
+mod outage;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

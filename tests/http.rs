@@ -1392,44 +1392,72 @@ async fn store_failures_are_503() {
         "{}",
         h.body
     );
+    // From then on nothing is sent: reads, submits (with or without a request id),
+    // joins and batches are answered at once that nothing was written, with the wait.
+    let unreachable = |what: &str, a: &Answer, took: Duration| {
+        assert_eq!(
+            (a.status, a.code()),
+            (StatusCode::SERVICE_UNAVAILABLE, "store_unreachable"),
+            "{what}: {}",
+            a.body
+        );
+        let wait: u64 = a
+            .headers
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{what}: no Retry-After: {:?}", a.headers));
+        assert!((1..=5).contains(&wait), "{what}: Retry-After {wait}");
+        assert!(
+            a.body["error"]["retry_after_ms"].as_u64().is_some(),
+            "{what}: {}",
+            a.body
+        );
+        let message = a.body["error"]["message"].as_str().unwrap_or("");
+        assert!(message.contains("nothing was written"), "{what}: {message}");
+        assert!(took < Duration::from_millis(900), "{what} took {took:?}");
+    };
+    let sent = Instant::now();
     let r = api.get("/v1/tiers/bronze/brackets/1").await;
-    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
-    assert!(
-        ["store_unavailable", "timeout"].contains(&r.code()),
-        "{}",
-        r.body
-    );
+    unreachable("a read", &r, sent.elapsed());
+    let sent = Instant::now();
     let w = api
         .post(
             "/v1/players/ana/scores",
             json!({"value": 1, "request_id": "r9", "at": at}),
         )
         .await;
-    assert_eq!(w.status, StatusCode::SERVICE_UNAVAILABLE, "{}", w.body);
+    unreachable("a submit", &w, sent.elapsed());
+    let sent = Instant::now();
+    let w = api
+        .post("/v1/players/ana/scores", json!({"value": 1}))
+        .await;
+    unreachable("a submit without a request id", &w, sent.elapsed());
+    let sent = Instant::now();
+    let j = api.post("/v1/players/cy/join", json!({})).await;
+    unreachable("a join", &j, sent.elapsed());
+    let message = j.body["error"]["message"].as_str().unwrap_or("");
     assert!(
-        ["store_unavailable", "unknown"].contains(&w.code()),
-        "{}",
-        w.body
+        !message.contains("request id") && !message.contains("request_id"),
+        "a join has no request id: {message}"
     );
+    let sent = Instant::now();
     let b = api
         .post(
             "/v1/scores:batch",
             json!([{"player": "ana", "value": 1, "request_id": "r9", "at": at}]),
         )
         .await;
-    // Per item when the store's failure came back in time; otherwise the whole batch
-    // timed out and every item's outcome is unknown.
-    if b.status == StatusCode::OK {
-        let status = b.body[0]["status"].as_str().unwrap_or("");
-        assert!(["refused", "unknown"].contains(&status), "{}", b.body);
-    } else {
-        assert_eq!(
-            (b.status, b.code()),
-            (StatusCode::SERVICE_UNAVAILABLE, "unknown"),
-            "{}",
-            b.body
-        );
-    }
+    let took = sent.elapsed();
+    // The batch answers per item: refused, nothing written.
+    assert_eq!(b.status, StatusCode::OK, "{}", b.body);
+    assert_eq!(b.body[0]["status"], "refused", "{}", b.body);
+    assert_eq!(
+        b.body[0]["error"]["code"], "store_unreachable",
+        "{}",
+        b.body
+    );
+    assert!(took < Duration::from_millis(900), "the batch took {took:?}");
     // The metrics still answer while the store is down, and count the 503s.
     let sent = Instant::now();
     let metrics = api.get("/metrics").await;

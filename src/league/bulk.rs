@@ -148,19 +148,23 @@ impl<S: Store> League<S> {
         }
         let placed = self.place_many(&wants, now).await;
         for ((i, want), result) in asked.into_iter().zip(&wants).zip(placed) {
-            results[i] = Some(result.map(|(placed, welcome)| {
-                let (last, pending_rewards) = Welcome::fields(welcome);
-                let (tier, cohort) = crate::season::split_group(&placed.tier);
-                Placement {
-                    player: want.player.to_owned(),
-                    period: want.period.id,
-                    tier: tier.to_owned(),
-                    cohort: cohort.map(str::to_owned),
-                    bracket: placed.bracket,
-                    last,
-                    pending_rewards,
-                }
-            }));
+            results[i] = Some(
+                result
+                    .map_err(super::join::as_join)
+                    .map(|(placed, welcome)| {
+                        let (last, pending_rewards) = Welcome::fields(welcome);
+                        let (tier, cohort) = crate::season::split_group(&placed.tier);
+                        Placement {
+                            player: want.player.to_owned(),
+                            period: want.period.id,
+                            tier: tier.to_owned(),
+                            cohort: cohort.map(str::to_owned),
+                            bracket: placed.bracket,
+                            last,
+                            pending_rewards,
+                        }
+                    }),
+            );
         }
         results
             .into_iter()

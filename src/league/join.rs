@@ -212,7 +212,8 @@ impl<S: Store> League<S> {
         self.check_time(&period, at, now, false)?;
         let (placed, welcome) = self
             .place(player, &period, at, now, options.cohort.as_deref())
-            .await?;
+            .await
+            .map_err(as_join)?;
         let (last, pending_rewards) = Welcome::fields(welcome);
         let (tier, cohort) = crate::season::split_group(&placed.tier);
         Ok(Placement {
@@ -407,5 +408,19 @@ impl<S: Store> League<S> {
             }
         })
         .await
+    }
+}
+
+/// A join's error as its caller should read it: an unknown outcome of any of its
+/// steps is the join's, which may simply be sent again (it has no request id).
+pub(crate) fn as_join(e: Error) -> Error {
+    match e {
+        Error::Store(StoreError::Unknown { source, .. }) => StoreError::Unknown {
+            op: "join",
+            source,
+            at: None,
+        }
+        .into(),
+        other => other,
     }
 }

@@ -159,7 +159,9 @@ impl<S: Store> League<S> {
     /// season's mode). Refused updates write nothing.
     ///
     /// When the store fails after the update may have been applied, the error is
-    /// [`StoreError::Unknown`]: resend only an update that carries a request id.
+    /// [`StoreError::Unknown`], with the update's `at`: resend only an update that
+    /// carries a request id, with the same id and that `at`. When the request never
+    /// reached the store, it is [`StoreError::Unreachable`]: nothing was written.
     pub async fn submit(
         &self,
         player: &str,
@@ -196,13 +198,16 @@ impl<S: Store> League<S> {
                 self.refused_on_empty_board(value),
             )
             .await?;
+        // An unknown outcome says which `at` the update carried: a resend must repeat
+        // it, and the caller may not know it (the league clock's, when it gave none).
         let mut reply = self
             .store
             .update(
                 &placed.keys,
                 &self.update(player, value, &item, options, &placed.keys),
             )
-            .await?;
+            .await
+            .map_err(|e| e.stamped(item.at))?;
         if reply.status == UpdateStatus::NotPlaced {
             // The placement this process remembered (or the store had) is not on the
             // board: the store lost data. Place the player again, once.
@@ -216,7 +221,8 @@ impl<S: Store> League<S> {
                     &placed.keys,
                     &self.update(player, value, &item, options, &placed.keys),
                 )
-                .await?;
+                .await
+                .map_err(|e| e.stamped(item.at))?;
         }
         self.submission(player, &item, &placed, reply, value, welcome)
     }
@@ -404,7 +410,7 @@ impl<S: Store> League<S> {
         for ((i, (prepared, (placed, welcome))), reply) in pending.into_iter().zip(replies) {
             let item = &items[i];
             let result = match reply {
-                Err(e) => Err(e.into()),
+                Err(e) => Err(e.stamped(prepared.at).into()),
                 Ok(reply) if reply.status == UpdateStatus::NotPlaced => {
                     self.submit_again(item, &prepared, now, welcome).await
                 }
@@ -442,7 +448,11 @@ impl<S: Store> League<S> {
             &item.options,
             &placed.keys,
         );
-        let reply = self.store.update(&placed.keys, &update).await?;
+        let reply = self
+            .store
+            .update(&placed.keys, &update)
+            .await
+            .map_err(|e| e.stamped(prepared.at))?;
         self.submission(
             &item.player,
             prepared,

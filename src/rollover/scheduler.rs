@@ -226,6 +226,7 @@ async fn on_own_thread<S: Store>(league: Arc<League<S>>) -> Result<RolloverRepor
                 std::io::ErrorKind::Interrupted,
                 format!("the runtime shut down during the rollover: {e}"),
             )),
+            at: None,
         }
         .into()),
     }

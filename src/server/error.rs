@@ -12,7 +12,8 @@
 //! | 408 | `body_timeout` | a write's body did not finish arriving within the request timeout; nothing was written |
 //! | 413 | `payload_too_large`, `too_many_items` | the body is over the limit |
 //! | 500 | `internal` | a bug: please report it |
-//! | 503 | `unknown` | the store failed after a write may have happened: resend only with the same `request_id` |
+//! | 503 | `store_unreachable` | the request never reached the store (Redis refused the connection, or did a moment ago); nothing was written: send it again after `Retry-After` (seconds; also `retry_after_ms`) |
+//! | 503 | `unknown` | the store failed after a write may have happened: a score update may be resent only with the same `request_id` and the same `at` (the answer's `at`), a reward claim with the same `request_id`; a join may simply be sent again |
 //! | 503 | `store_unavailable`, `timeout` | the store failed or was too slow (for a write: see `unknown`) |
 //! | 503 | `store_full` | Redis's memory is full (`maxmemory` under `noeviction`): it refused the write, nothing was written; reads keep working |
 //!
@@ -31,6 +32,7 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
 use super::keep_alive::BodyEnded;
@@ -48,6 +50,9 @@ pub struct ApiError {
     pub message: String,
     /// When the same request may succeed after a wait.
     pub retry_after: Option<Duration>,
+    /// For `unknown` on a score update: the event time it carried, which a resend
+    /// must repeat.
+    pub at: Option<DateTime<Utc>>,
 }
 
 /// The JSON body of an error.
@@ -66,9 +71,15 @@ pub struct ErrorDetail {
     pub code: String,
     /// What was wrong and what to do.
     pub message: String,
-    /// For `not_started` and `still_closing`: how long to wait, in milliseconds.
+    /// For `not_started`, `still_closing` and `store_unreachable`: how long to wait,
+    /// in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// For `unknown` on a score update: the event time (RFC 3339) the update carried
+    /// (the one sent, or the server's clock when none was): resend it with the same
+    /// `request_id` and this `at`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
 
 impl ApiError {
@@ -79,6 +90,7 @@ impl ApiError {
             code,
             message: message.into(),
             retry_after: None,
+            at: None,
         }
     }
 
@@ -127,6 +139,9 @@ impl ApiError {
             retry_after_ms: self
                 .retry_after
                 .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            at: self
+                .at
+                .map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true)),
         }
     }
 }
@@ -135,10 +150,17 @@ impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
         let message = e.to_string();
         let retry_after = e.retry_after();
+        let at = match &e {
+            Error::Store(StoreError::Unknown { at, .. }) => *at,
+            _ => None,
+        };
         let (status, code) = match &e {
             Error::Input(i) => input_status(i),
             Error::Store(StoreError::Unknown { .. }) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "unknown")
+            }
+            Error::Store(StoreError::Unreachable { .. }) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "store_unreachable")
             }
             Error::Store(StoreError::PeriodClosed) => (StatusCode::CONFLICT, "period_closed"),
             Error::Store(StoreError::Time(_)) => (StatusCode::CONFLICT, "not_started"),
@@ -157,6 +179,7 @@ impl From<Error> for ApiError {
             code,
             message,
             retry_after,
+            at,
         }
     }
 }
@@ -213,6 +236,7 @@ impl IntoResponse for ApiError {
 /// 413 from the body limit, a timeout, a panic) into the JSON error shape.
 pub(super) async fn json_errors(request: Request, next: Next) -> Response {
     let method = request.method().clone();
+    let resend = resend_advice(request.uri().path());
     let body = request.extensions().get::<BodyEnded>().cloned();
     let response = next.run(request).await;
     // Read after the answer: whether the body had ended by then.
@@ -254,9 +278,10 @@ pub(super) async fn json_errors(request: Request, next: Next) -> Response {
         StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT if write => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "unknown",
-            "the request timed out and its outcome is unknown: it may or may not have been \
-             applied; resend it only with the same request_id (and the same at), which makes \
-             a resend safe",
+            format!(
+                "the request timed out and its outcome is unknown: it may or may not have \
+                 been applied; {resend}"
+            ),
         ),
         StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -283,6 +308,21 @@ pub(super) async fn json_errors(request: Request, next: Next) -> Response {
     fixed
 }
 
+/// What a client may do after a write to `path` timed out with an unknown outcome:
+/// only score updates and reward claims have request ids; every other write is
+/// idempotent.
+fn resend_advice(path: &str) -> &'static str {
+    if path.ends_with("/scores") || path.ends_with("/scores:batch") {
+        "resend it only with the same request_id and the same at, which makes a resend safe"
+    } else if path.ends_with("/rewards:claim") {
+        "resend it only with the same request_id, which makes a resend safe"
+    } else if path.ends_with("/join") {
+        "a join is idempotent: send it again (a player joins a period once)"
+    } else {
+        "this write is idempotent: send it again"
+    }
+}
+
 /// 413 for a body over the limit.
 pub(super) fn too_large() -> ApiError {
     ApiError::new(
@@ -291,4 +331,50 @@ pub(super) fn too_large() -> ApiError {
         "the request body is larger than this server accepts ([server] body_limit); send \
          less, or split a batch",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// "Not sent" is its own 503 with `Retry-After`; an unknown update names its `at`.
+    #[test]
+    fn store_outcomes_have_their_own_answers() {
+        let refused =
+            redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        let e = ApiError::from(Error::from(StoreError::unreachable(
+            &refused,
+            Duration::from_millis(1200),
+        )));
+        assert_eq!(
+            (e.status, e.code),
+            (StatusCode::SERVICE_UNAVAILABLE, "store_unreachable")
+        );
+        assert_eq!(e.detail().retry_after_ms, Some(1200));
+        let response = e.into_response();
+        assert_eq!(
+            response.headers().get(header::RETRY_AFTER),
+            Some(&HeaderValue::from_static("2"))
+        );
+        let at = DateTime::parse_from_rfc3339("2026-01-05T10:00:00Z")
+            .expect("time")
+            .with_timezone(&Utc);
+        let timeout = redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut));
+        let e = ApiError::from(Error::from(
+            StoreError::Unknown {
+                op: "update",
+                source: timeout,
+                at: None,
+            }
+            .stamped(at),
+        ));
+        assert_eq!(e.code, "unknown");
+        assert_eq!(e.detail().at.as_deref(), Some("2026-01-05T10:00:00.000Z"));
+        assert!(
+            e.message.contains("2026-01-05T10:00:00.000Z"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.retry_after, None);
+    }
 }

@@ -30,7 +30,7 @@ use crate::store::Store;
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 409, description = "period_closed, not_started, still_closing (with Retry-After)", body = ErrorBody),
         (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
-        (status = 503, description = "store_unavailable or unknown", body = ErrorBody),
+        (status = 503, description = "store_unreachable (nothing was written; Retry-After), store_unavailable, or unknown (send the join again)", body = ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -186,7 +186,7 @@ pub(crate) async fn rewards<S: Store>(
         (status = 200, body = ClaimOut),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
-        (status = 503, description = "store_unavailable, or unknown: resend only with the same request_id", body = ErrorBody),
+        (status = 503, description = "store_unreachable (nothing was written; Retry-After), store_unavailable, or unknown: resend only with the same request_id", body = ErrorBody),
     ),
     security(("bearer" = []))
 )]

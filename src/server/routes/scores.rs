@@ -52,7 +52,7 @@ fn options(
         (status = 409, description = "period_closed, not_joined; not_started and still_closing with Retry-After", body = ErrorBody),
         (status = 413, body = ErrorBody),
         (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
-        (status = 503, description = "unknown (resend only with the same request_id) or store_unavailable", body = ErrorBody),
+        (status = 503, description = "store_unreachable (nothing was written; Retry-After), unknown (resend only with the same request_id and the error's at), or store_unavailable", body = ErrorBody),
     ),
     security(("bearer" = []))
 )]

@@ -38,6 +38,7 @@ pub mod connection;
 mod league;
 mod maxmemory;
 mod options;
+mod outage;
 mod outcomes;
 mod pages;
 mod pipeline;
@@ -116,6 +117,9 @@ pub struct RedisStore {
     gathered: Arc<updates::Gathered>,
     /// Brackets whose profiles' string this store kept lately (see [`pages`]).
     text_hints: Arc<pages::TextHints>,
+    /// On one server, whether Redis refused lately, so that calls are answered at
+    /// once without being sent (see [`outage`]).
+    outage: Arc<outage::Outage>,
     options: RedisOptions,
 }
 
@@ -145,6 +149,7 @@ impl RedisStore {
             slot_bound: Arc::new(AtomicBool::new(false)),
             gathered: Arc::default(),
             text_hints: Arc::default(),
+            outage: Arc::new(outage_gate(&options)),
             options,
         };
         // The URL parsed above; its target names a single server in the error.
@@ -156,7 +161,9 @@ impl RedisStore {
     }
 
     /// Wraps an existing connection manager to one server (its own timeouts and
-    /// reconnection settings apply; `options` only sets the command retries). The
+    /// reconnection settings apply; `options` only sets the command retries and the
+    /// delays between checks of a server that refused). A manager that retries its
+    /// reconnections itself makes a call during an outage wait for them all. The
     /// server's `maxmemory-policy` is not checked: that is the caller's to do.
     pub fn from_manager(manager: ConnectionManager, options: RedisOptions) -> RedisStore {
         let connection = RedisConnection::Node(manager);
@@ -169,6 +176,7 @@ impl RedisStore {
             slot_bound: Arc::new(AtomicBool::new(false)),
             gathered: Arc::default(),
             text_hints: Arc::default(),
+            outage: Arc::new(outage_gate(&options)),
             options,
         }
     }
@@ -212,6 +220,11 @@ impl RedisStore {
     /// On a cluster, an attempt that waits [`Renewing::patience`] while its connection
     /// answers nothing at all is abandoned as timed out, and the connection is opened
     /// again before the next attempt (see [`connection::Renewing`]).
+    ///
+    /// On one server, each attempt first passes the outage gate (see [`outage`]): while
+    /// Redis refuses connections it is not sent and the call ends at once with a
+    /// refusal. When an earlier attempt may have run, that attempt's error is the
+    /// call's, whatever the later ones met: a write is then "unknown", never "not sent".
     async fn run<T, F, Fut>(&self, op: &'static str, retry: Retry, mut attempt: F) -> RedisResult<T>
     where
         F: FnMut(connection::Routed) -> Fut,
@@ -225,8 +238,14 @@ impl RedisStore {
         };
         let mut moving_since: Option<Instant> = None;
         let mut asking: Option<connection::AskTarget> = None;
+        let mut ambiguous: Option<RedisError> = None;
         let mut n = 1;
         loop {
+            if renewing.is_none()
+                && let Err(err) = self.admit().await
+            {
+                return Err(crate::metrics::store_failed(op, ambiguous.unwrap_or(err)));
+            }
             let result = match renewing {
                 Some(r) => {
                     let (con, ticket) = r.connection();
@@ -247,6 +266,12 @@ impl RedisStore {
                 Ok(value) => return Ok(value),
                 Err(err) => err,
             };
+            if renewing.is_none() {
+                self.outage.observe(&err);
+            }
+            if ambiguous.is_none() && may_have_run(&err) {
+                ambiguous = Some(err.clone());
+            }
             // The window counts how long the slot has been reported moving without a
             // break: an attempt lost to a timeout in between (a wedged connection)
             // counts against `command_attempts` instead, and a later answer that the
@@ -261,7 +286,7 @@ impl RedisStore {
                 && moving_since
                     .is_some_and(|t| t.elapsed() < self.options.cluster_response_timeout);
             if !(retryable(&err, retry) && (n < attempts || patient)) {
-                return Err(crate::metrics::store_failed(op, err));
+                return Err(crate::metrics::store_failed(op, ambiguous.unwrap_or(err)));
             }
             tracing::warn!(op, attempt = n, error = %err, "redis command failed; retrying");
             crate::metrics::store_retry(op);
@@ -299,7 +324,7 @@ impl RedisStore {
             invocation.invoke_async::<Value>(&mut con).await
         })
         .await
-        .map_err(|e| write_error(op, e))
+        .map_err(|e| write_error(op, e, self.outage.retry_after()))
     }
 
     /// Runs one script invocation (EVALSHA, loading the script on NOSCRIPT).
@@ -309,11 +334,11 @@ impl RedisStore {
         retry: Retry,
         invocation: &ScriptInvocation<'_>,
     ) -> Result<Value, StoreError> {
-        Ok(self
-            .run(op, retry, |mut con| async move {
-                invocation.invoke_async::<Value>(&mut con).await
-            })
-            .await?)
+        self.run(op, retry, |mut con| async move {
+            invocation.invoke_async::<Value>(&mut con).await
+        })
+        .await
+        .map_err(|e| self.store_error(e))
     }
 
     /// Runs one plain command.
@@ -323,12 +348,66 @@ impl RedisStore {
         retry: Retry,
         cmd: &redis::Cmd,
     ) -> Result<Value, StoreError> {
-        Ok(self
-            .run(op, retry, |mut con| async move {
-                cmd.query_async::<Value>(&mut con).await
-            })
-            .await?)
+        self.run(op, retry, |mut con| async move {
+            cmd.query_async::<Value>(&mut con).await
+        })
+        .await
+        .map_err(|e| self.store_error(e))
     }
+
+    /// The store error of a failed call that does not write ([`write_error`] for
+    /// one that does): a request that was not sent is
+    /// [`StoreError::Unreachable`], to be tried again when the outage gate next
+    /// checks the server.
+    fn store_error(&self, err: RedisError) -> StoreError {
+        if err.is_connection_refusal() {
+            StoreError::unreachable(&err, self.outage.retry_after())
+        } else {
+            StoreError::Redis(err)
+        }
+    }
+
+    /// Passes the outage gate (see [`outage`]): at once while Redis answers; while it
+    /// refuses, a refusal without sending anything; when a check is due, a PING on
+    /// each connection of the pool (twice: the first may meet a connection the server
+    /// closed, and start its reconnection), so that nothing is sent on a connection
+    /// that has not answered since the server came back.
+    async fn admit(&self) -> RedisResult<()> {
+        let probe = match self.outage.admit() {
+            outage::Admit::Open => return Ok(()),
+            outage::Admit::Closed(err) => return Err(err),
+            outage::Admit::Probe(probe) => probe,
+        };
+        let connections: Vec<RedisConnection> = if self.pool.is_empty() {
+            vec![self.connection.clone()]
+        } else {
+            self.pool.to_vec()
+        };
+        let checks = connections.into_iter().map(|mut con| async move {
+            let ping = redis::cmd("PING");
+            match ping.query_async::<()>(&mut con).await {
+                Ok(()) => Ok(()),
+                Err(_) => ping.query_async::<()>(&mut con).await,
+            }
+        });
+        match futures::future::try_join_all(checks).await {
+            Ok(_) => {
+                tracing::info!("redis answers again");
+                probe.up();
+                Ok(())
+            }
+            Err(err) => {
+                tracing::debug!(error = %err, "redis still unreachable");
+                Err(probe.down(&err))
+            }
+        }
+    }
+}
+
+/// The outage gate for `options`: checks of a server that refused are spaced by the
+/// reconnection delays.
+fn outage_gate(options: &RedisOptions) -> outage::Outage {
+    outage::Outage::new(options.reconnect_min_delay, options.reconnect_max_delay)
 }
 
 /// The longest wait between attempts while a slot is being moved.
@@ -416,10 +495,17 @@ fn may_have_run(err: &RedisError) -> bool {
     (err.is_io_error() && !err.is_connection_refusal()) || err.kind() == ErrorKind::Parse
 }
 
-/// The error of a write that failed: "unknown" when it may have been applied.
-fn write_error(op: &'static str, err: RedisError) -> StoreError {
+/// The error of a write that failed: "unknown" when it may have been applied,
+/// [`StoreError::Unreachable`] (to be tried again after `wait`) when it was not sent.
+fn write_error(op: &'static str, err: RedisError, wait: Duration) -> StoreError {
     if may_have_run(&err) {
-        StoreError::Unknown { op, source: err }
+        StoreError::Unknown {
+            op,
+            source: err,
+            at: None,
+        }
+    } else if err.is_connection_refusal() {
+        StoreError::unreachable(&err, wait)
     } else {
         StoreError::Redis(err)
     }
@@ -514,12 +600,17 @@ mod tests {
         let loading: RedisError = (ErrorKind::Server(ServerErrorKind::BusyLoading), "l").into();
         assert!(may_have_run(&reset) && may_have_run(&timeout));
         assert!(!may_have_run(&refused) && !may_have_run(&loading));
+        let wait = Duration::from_millis(300);
         assert!(matches!(
-            write_error("update", reset),
+            write_error("update", reset, wait),
             StoreError::Unknown { op: "update", .. }
         ));
+        match write_error("update", refused, wait) {
+            StoreError::Unreachable { retry_after, .. } => assert_eq!(retry_after, wait),
+            other => panic!("a refused write is not sent: {other:?}"),
+        }
         assert!(matches!(
-            write_error("update", refused),
+            write_error("update", loading, wait),
             StoreError::Redis(_)
         ));
     }

@@ -51,18 +51,26 @@ pub struct RedisOptions {
     pub response_timeout: Duration,
     /// How long one attempt to open a connection may take (default 5 s).
     pub connection_timeout: Duration,
-    /// How many times an unreachable server is tried again: by
+    /// How many times an unreachable server is tried again by
     /// [`RedisStore::connect`](crate::RedisStore::connect), for each node, before it reports
-    /// [`crate::store::redis::connection::ConnectError::Unreachable`], and, on one server, by the
-    /// connection manager after a dropped connection before it fails the waiting
-    /// commands (default 6: with the default delays, an unreachable server is reported
-    /// after about 6 s, and a Redis restart of a few seconds is ridden out). A wrong
+    /// [`crate::store::redis::connection::ConnectError::Unreachable`] (default 6: with the
+    /// default delays, an unreachable server is reported after about 6 s). A wrong
     /// password or a failed TLS handshake is never tried again: it fails at once.
+    ///
+    /// Once connected to one server, a store does not make calls wait for
+    /// reconnections: after Redis refused a connection, calls are answered at once
+    /// with [`StoreError::Unreachable`](crate::StoreError::Unreachable) (not sent,
+    /// nothing written) until the next check of the server, which comes after
+    /// [`RedisOptions::reconnect_min_delay`], doubling up to
+    /// [`RedisOptions::reconnect_max_delay`]. (A connection opened with
+    /// [`RedisConnection::open`](crate::store::redis::connection::RedisConnection::open)
+    /// still retries its reconnections this many times.)
     pub reconnect_retries: usize,
-    /// The first delay between reconnection attempts; it doubles after each attempt,
-    /// with jitter (default 100 ms).
+    /// The first delay between reconnection attempts, and between checks of a server
+    /// that refused; it doubles after each attempt (default 100 ms).
     pub reconnect_min_delay: Duration,
-    /// The longest delay between reconnection attempts (default 5 s).
+    /// The longest delay between reconnection attempts, and between checks of a
+    /// server that refused (default 5 s).
     pub reconnect_max_delay: Duration,
     /// How many times an operation that is safe to repeat is attempted when the
     /// connection fails or the reply times out (default 3; 1 disables retries).
@@ -292,8 +300,11 @@ impl RedisOptions {
         self
     }
 
-    /// The connection manager configuration these options describe.
-    pub(crate) fn manager_config(&self) -> ConnectionManagerConfig {
+    /// The connection manager configuration these options describe. A store's
+    /// managers (`for_store`) make one attempt per reconnection: the store's outage
+    /// gate spaces the attempts, so that no call waits for a series of them.
+    pub(crate) fn manager_config(&self, for_store: bool) -> ConnectionManagerConfig {
+        let retries = if for_store { 0 } else { self.reconnect_retries };
         ConnectionManagerConfig::new()
             // Replace redis-rs's 500 ms default: it is per reply, and one reply may be
             // a whole pipeline of updates.
@@ -301,7 +312,7 @@ impl RedisOptions {
             .set_connection_timeout(Some(self.connection_timeout))
             // Reconnection backoff: min_delay * 2^n with jitter, capped, so a Redis
             // restart is ridden out without hammering it.
-            .set_number_of_retries(self.reconnect_retries)
+            .set_number_of_retries(retries)
             .set_exponent_base(2.0)
             .set_min_delay(self.reconnect_min_delay)
             .set_max_delay(self.reconnect_max_delay.max(self.reconnect_min_delay))

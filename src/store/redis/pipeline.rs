@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use futures::StreamExt;
 use redis::{Script, ScriptInvocation, Value};
@@ -95,7 +96,7 @@ impl RedisStore {
                             pipe.query_async::<Vec<Value>>(&mut con).await
                         })
                         .await
-                        .map_err(StoreError::from);
+                        .map_err(|e| self.store_error(e));
                     (group, result)
                 }
             })
@@ -272,7 +273,7 @@ impl RedisStore {
             for &i in group {
                 answers.push(match self.invoke(op, retry, &calls[i]).await {
                     Ok(value) => Ok(Ok(value)),
-                    Err(StoreError::Redis(err)) => match write_error(op, err) {
+                    Err(StoreError::Redis(err)) => match write_error(op, err, Duration::ZERO) {
                         unknown @ StoreError::Unknown { .. } => Err(unknown),
                         refused => Ok(Err(refused)),
                     },
@@ -323,7 +324,7 @@ impl RedisStore {
                 pipe.query_async::<Vec<Value>>(&mut con).await
             })
             .await
-            .map_err(|e| write_error(op, e));
+            .map_err(|e| write_error(op, e, self.outage.retry_after()));
         match replies {
             Ok(replies) if replies.len() == group.len() => replies
                 .into_iter()

@@ -349,6 +349,7 @@ impl RedisStore {
                     "the batch of gathered updates holding this update stopped before answering",
                 )
                     .into(),
+                at: None,
             })
         })
     }

@@ -235,12 +235,11 @@ pub(crate) async fn open(
         } else {
             1
         };
-        let managers =
-            futures::future::try_join_all((0..count).map(|_| {
-                ConnectionManager::new_with_config(client.clone(), options.manager_config())
-            }))
-            .await
-            .map_err(fail)?;
+        let managers = futures::future::try_join_all((0..count).map(|_| {
+            ConnectionManager::new_with_config(client.clone(), options.manager_config(at_most_once))
+        }))
+        .await
+        .map_err(fail)?;
         let pool: Vec<RedisConnection> = managers.into_iter().map(RedisConnection::Node).collect();
         let Some(connection) = pool.first().cloned() else {
             return Err(ConnectError::Options("no connection was opened".to_owned()));
