@@ -34,6 +34,7 @@
 //! read back is checked to be an integer in range before it is trusted.
 
 mod bulk;
+mod clocked;
 pub mod connection;
 mod league;
 mod options;
@@ -115,6 +116,8 @@ pub struct RedisStore {
     gathered: Arc<updates::Gathered>,
     /// Brackets whose profiles' string this store kept lately (see [`pages`]).
     text_hints: Arc<pages::TextHints>,
+    /// The clock of record expiry, when one was given ([`RedisStore::with_clock`]).
+    clocked: Option<Arc<clocked::Clocked>>,
     options: RedisOptions,
 }
 
@@ -142,6 +145,7 @@ impl RedisStore {
             slot_bound: Arc::new(AtomicBool::new(false)),
             gathered: Arc::default(),
             text_hints: Arc::default(),
+            clocked: None,
             options,
         })
     }
@@ -159,6 +163,7 @@ impl RedisStore {
             slot_bound: Arc::new(AtomicBool::new(false)),
             gathered: Arc::default(),
             text_hints: Arc::default(),
+            clocked: None,
             options,
         }
     }
