@@ -307,6 +307,36 @@ async fn memory_and_redis_give_the_same_report() {
     same(&json(&memory), &json(&redis), "memory vs redis");
 }
 
+/// Over nine periods with short retentions, players who come and go meet expired
+/// records and expired outcomes: Redis, given the league clock, must drop them when the
+/// embedded store does (its own clock would keep them for real weeks, and returning
+/// players would land in other tiers), report for report.
+#[tokio::test]
+async fn memory_and_redis_agree_when_retention_and_player_ttl_run_out() {
+    let retention = ["short retention", "rewards that keep records"];
+    for (what, s) in variants()
+        .into_iter()
+        .filter(|(what, _)| retention.iter().any(|r| what.contains(r)))
+    {
+        let mut options = SimOptions::from_season(&s);
+        options.players = 300;
+        options.periods = 9;
+        options.quit_rate = 0.3;
+        options.return_rate = 0.4;
+        let memory = json(&run_memory(s.clone(), &options).await);
+        let mut s = s;
+        s.key_prefix = common::unique_prefix("simttl");
+        let clock = ManualClock::new(s.schedule.start);
+        let store = common::redis_store()
+            .await
+            .with_clock(Arc::new(clock.clone()));
+        let redis = simulate(s, store, clock, &options, |_, _| {})
+            .await
+            .expect("simulation on redis");
+        same(&memory, &json(&redis), what);
+    }
+}
+
 #[tokio::test]
 async fn bad_options_are_refused() {
     let s = season("s", "4", "3", "on_first_score");

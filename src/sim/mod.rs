@@ -77,8 +77,9 @@ fn tier_names(season: &Season) -> Vec<String> {
 
 /// Runs a season on `store` with a synthetic population, through the full engine
 /// ([`crate::League`] with `clock` as its league clock; give a
-/// [`crate::MemoryStore`] the same clock). `progress` is called after each period with
-/// `(periods done, periods total)`.
+/// [`crate::MemoryStore`] the same clock, and a [`crate::RedisStore`] too, with
+/// [`crate::RedisStore::with_clock`], or Redis keeps expired records by its own clock).
+/// `progress` is called after each period with `(periods done, periods total)`.
 pub async fn simulate<S: Store>(
     season: Season,
     store: S,

@@ -205,9 +205,12 @@ async fn run_one(
                 season.key_prefix,
                 chrono::Utc::now().timestamp_millis()
             );
+            // Records expire by the league clock, as on the embedded store: Redis's
+            // own clock would keep a simulated season's expired records for weeks.
             let store = RedisStore::connect(url, RedisOptions::default())
                 .await
-                .map_err(|e| Failure::from(Error::from(e)))?;
+                .map_err(|e| Failure::from(Error::from(e)))?
+                .with_clock(std::sync::Arc::new(clock.clone()));
             let r = match (input, replay) {
                 (Input::Synthetic(o), _) => {
                     sim::simulate(season, store, clock, o, progress).await?

@@ -158,6 +158,7 @@ impl RedisStore {
             return Vec::new();
         }
         let tags: Vec<&str> = players.iter().map(|k| hash_tag(&k.base)).collect();
+        let now = self.record_now();
         let answered = self
             .pipelined_items(
                 "player_snapshots",
@@ -166,7 +167,7 @@ impl RedisStore {
                 SNAPSHOTS_AT_ONCE,
                 |items| {
                     let of_call: Vec<&PlayerKeys> = items.iter().map(|&i| players[i]).collect();
-                    snapshot_invocation(&of_call)
+                    snapshot_invocation(&of_call, &now)
                 },
                 |_| Retry::Idempotent,
             )
@@ -204,6 +205,8 @@ impl RedisStore {
             });
             groups[g].push(i);
         }
+        let now = self.record_now();
+        let now = &now;
         let runs = groups.iter().map(|sendable| async move {
             let tags: Vec<&str> = sendable
                 .iter()
@@ -218,7 +221,7 @@ impl RedisStore {
                     |items| {
                         let of_call: Vec<&StateWrite<'_>> =
                             items.iter().map(|&k| &writes[sendable[k]]).collect();
-                        record_state_invocation(&of_call)
+                        record_state_invocation(&of_call, now)
                     },
                     // Writing the same state again is a no-op.
                     |_| Retry::Idempotent,

@@ -117,12 +117,13 @@ impl LeagueStore for RedisStore {
         player_keys: &PlayerKeys,
     ) -> Result<PlayerSnapshot, StoreError> {
         // Three reads of one slot in one script (which drops records past their
-        // deadline by the server's clock): one round trip, on a cluster too.
+        // deadline by the server's clock, or the store's): one round trip, on a
+        // cluster too.
         let reply = self
             .invoke(
                 "player_snapshot",
                 Retry::Idempotent,
-                &snapshot_invocation(&[player_keys]),
+                &snapshot_invocation(&[player_keys], &self.record_now()),
             )
             .await?;
         one(parse_snapshots(reply, 1)?)
@@ -136,8 +137,10 @@ impl LeagueStore for RedisStore {
         trim_before: u64,
     ) -> Result<(), StoreError> {
         check_state_tier(state)?;
-        let inv =
-            record_state_invocation(&[&StateWrite::new(player_keys, state, ttl_secs, trim_before)]);
+        let inv = record_state_invocation(
+            &[&StateWrite::new(player_keys, state, ttl_secs, trim_before)],
+            &self.record_now(),
+        );
         // Idempotent: writing the same state again is a no-op.
         one(parse_record_states(
             self.invoke("record_state", Retry::Idempotent, &inv).await?,
@@ -381,13 +384,18 @@ pub(super) fn parse_enter(
 /// The call of record_state.lua for writes of one slot group (one write on the single
 /// path; see [`RedisStore::bulk_record_states`]). The period, the TTL and the trim are
 /// the first write's: the caller sends writes that share them (see
-/// [`record_call_key`]).
-pub(super) fn record_state_invocation(writes: &[&StateWrite<'_>]) -> ScriptInvocation<'static> {
+/// [`record_call_key`]). `now` judges the records' deadlines ("": the server's
+/// clock; see [`RedisStore::record_now`]).
+pub(super) fn record_state_invocation(
+    writes: &[&StateWrite<'_>],
+    now: &str,
+) -> ScriptInvocation<'static> {
     let mut inv = SCRIPTS.record_state.prepare_invoke();
     if let Some(first) = writes.first() {
         inv.arg(first.state.period)
             .arg(first.ttl_secs.clamp(1, MAX_WINDOW_SECS))
-            .arg(first.trim_before);
+            .arg(first.trim_before)
+            .arg(now);
     }
     for w in writes {
         inv.key(w.player_keys.state())
@@ -459,12 +467,14 @@ pub(super) fn parse_record_states(
 }
 
 /// `snapshot.lua` for players of one slot group (one on the single path; see
-/// [`RedisStore::bulk_snapshots`]).
-pub(super) fn snapshot_invocation(players: &[&PlayerKeys]) -> ScriptInvocation<'static> {
+/// [`RedisStore::bulk_snapshots`]). `now` judges the records' deadlines ("": the
+/// server's clock; see [`RedisStore::record_now`]).
+pub(super) fn snapshot_invocation(players: &[&PlayerKeys], now: &str) -> ScriptInvocation<'static> {
     let mut inv = SCRIPTS.snapshot.prepare_invoke();
     for k in players {
         inv.key(k.state()).key(k.profile()).key(k.rewards());
     }
+    inv.arg(now);
     for k in players {
         inv.arg(&k.player);
     }

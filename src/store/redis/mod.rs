@@ -34,6 +34,7 @@
 //! read back is checked to be an integer in range before it is trusted.
 
 mod bulk;
+mod clocked;
 pub mod connection;
 mod league;
 mod maxmemory;
@@ -120,6 +121,8 @@ pub struct RedisStore {
     /// On one server, whether Redis refused lately, so that calls are answered at
     /// once without being sent (see [`outage`]).
     outage: Arc<outage::Outage>,
+    /// The clock of record expiry, when one was given ([`RedisStore::with_clock`]).
+    clocked: Option<Arc<clocked::Clocked>>,
     options: RedisOptions,
 }
 
@@ -150,6 +153,7 @@ impl RedisStore {
             gathered: Arc::default(),
             text_hints: Arc::default(),
             outage: Arc::new(outage_gate(&options)),
+            clocked: None,
             options,
         };
         // The URL parsed above; its target names a single server in the error.
@@ -177,6 +181,7 @@ impl RedisStore {
             gathered: Arc::default(),
             text_hints: Arc::default(),
             outage: Arc::new(outage_gate(&options)),
+            clocked: None,
             options,
         }
     }

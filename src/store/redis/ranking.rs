@@ -97,6 +97,7 @@ impl RankingStore for RedisStore {
             .arg(&player_keys.player)
             .arg(max_bytes)
             .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS))
+            .arg(self.record_now())
             .arg(order.len());
         for name in order {
             inv.arg(name);

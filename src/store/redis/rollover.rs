@@ -185,7 +185,7 @@ impl RolloverStore for RedisStore {
         inv.arg(summary).arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
         self.invoke("finish_period", Retry::Idempotent, &inv)
             .await?;
-        Ok(())
+        self.drop_expired(period, ttl_secs).await
     }
 
     async fn claim_bracket(
@@ -260,6 +260,7 @@ impl RolloverStore for RedisStore {
         let ttl = ttl_secs.clamp(1, MAX_WINDOW_SECS);
         let reward_keys: Vec<String> = grants.iter().map(|(keys, _, _)| keys.rewards()).collect();
         let tags: Vec<&str> = reward_keys.iter().map(|k| hash_tag(k)).collect();
+        let now = self.record_now();
         // Each grant is written at most once (HSETNX), so any call may be sent again.
         let mut answered = self
             .pipelined_items(
@@ -269,10 +270,15 @@ impl RolloverStore for RedisStore {
                 GRANTS_AT_ONCE,
                 |items| {
                     let mut inv = SCRIPTS.grant.prepare_invoke();
-                    inv.arg(ttl);
+                    inv.arg(ttl).arg(&now);
                     for &i in items {
-                        let (_, source, grant) = &grants[i];
-                        inv.key(&reward_keys[i]).arg(source).arg(grant);
+                        let (keys, source, grant) = &grants[i];
+                        inv.key(&reward_keys[i])
+                            .key(keys.state())
+                            .key(keys.profile())
+                            .arg(source)
+                            .arg(grant)
+                            .arg(&keys.player);
                     }
                     inv
                 },
@@ -660,6 +666,9 @@ impl RedisStore {
             && let Some(planted) = wrong_type(items)?
         {
             return Err(planted);
+        }
+        if outcomes.is_some() {
+            self.keep_bracket(bracket, ttl_secs);
         }
         Ok(())
     }

@@ -7,7 +7,10 @@
 -- deadline, see the hints below).
 --
 -- Fields of a hash cannot expire, so each record carries its own deadline (unix
--- seconds by this server's clock): a record past it counts as absent everywhere, and
+-- seconds by this server's clock, or by the clock a store was given, ARGV[4]: a
+-- league clock that runs a season in seconds, see src/store/redis/clocked.rs; every
+-- script that judges deadlines then takes it): a record past it counts as absent
+-- everywhere, and
 -- is deleted by a later write to its bucket that samples it (see the pruning below).
 -- The bucket keys' TTLs are only ever raised, to a minute past the latest deadline of
 -- their records.
@@ -23,9 +26,10 @@
 -- ARGV[3]  trim: claimed rewards earned before this period (the rollover never
 --          grants them again) and claim answers given before it are deleted, so a
 --          player who keeps playing keeps small records
+-- ARGV[4]  now in unix seconds by the clock that judges deadlines, or "" for TIME
 --
 -- Per player i, four keys from KEYS[4(i-1) + 1] and four arguments from
--- ARGV[3 + 4(i-1) + 1]:
+-- ARGV[4 + 4(i-1) + 1]:
 -- KEYS  state bucket (hash: player -> "deadline|period:tier:bracket" with
 --       "|period:tier:bracket" of the previous placement appended when there is one);
 --       profile bucket (hash: player -> "deadline|version|json"): its deadline
@@ -60,7 +64,7 @@ end
 local SLACK = 60
 
 local t = redis.call('TIME')
-local now = tonumber(t[1])
+local now = tonumber(ARGV[4]) or tonumber(t[1])
 -- Pruning on one call in 16 (by the microseconds of TIME): see below.
 local prune = tonumber(t[2]) % 16 == 0
 
@@ -69,7 +73,7 @@ local ttl = tonumber(ARGV[2])
 local deadline = string.format('%d', now + ttl)
 
 -- Player i's keys are KEYS[k + 1..4] and arguments ARGV[a + 1..4]:
--- k = 4(i-1), a = 3 + 4(i-1).
+-- k = 4(i-1), a = 4 + 4(i-1).
 local function record(k, a)
   local player = ARGV[a + 1]
   local hints = ARGV[a + 4]
@@ -209,8 +213,8 @@ local function each(f, k, a)
 end
 
 local reply = {}
-for i = 1, (#ARGV - 3) / 4 do
-  local k, a = 4 * (i - 1), 3 + 4 * (i - 1)
+for i = 1, (#ARGV - 4) / 4 do
+  local k, a = 4 * (i - 1), 4 + 4 * (i - 1)
   reply[i] = each(record, k, a)
 end
 return reply

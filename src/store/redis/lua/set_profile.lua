@@ -9,16 +9,17 @@
 -- The profile is one record of the player's bucket: "deadline|version|json", where
 -- json holds the season's fields in the given order and then any other stored field
 -- (of a field the season has since dropped), sorted. The deadline (unix seconds by
--- this server's clock) is raised to now + ttl, never lowered; a record past its
--- deadline counts as absent (see record_state.lua).
+-- this server's clock, or by the clock given in ARGV[4]) is raised to now + ttl,
+-- never lowered; a record past its deadline counts as absent (see record_state.lua).
 --
 -- KEYS[1]  profile bucket (hash: player -> "deadline|version|json")
 -- ARGV[1]  player id
 -- ARGV[2]  max_bytes
 -- ARGV[3]  seconds the profile lives at least
--- ARGV[4]  n: how many field names follow (the season's fields, sorted)
--- ARGV[5..4+n]  field names
--- ARGV[5+n..]   field, value, field, value, ... to set
+-- ARGV[4]  now in unix seconds by the clock that judges deadlines, or "" for TIME
+-- ARGV[5]  n: how many field names follow (the season's fields, sorted)
+-- ARGV[6..5+n]  field names
+-- ARGV[6+n..]   field, value, field, value, ... to set
 --
 -- Reply: {"ok", version, json} | {"too_large", bytes} | {"malformed", what}
 
@@ -33,7 +34,7 @@ local function esc(s)
 end
 
 local t = redis.call('TIME')
-local now = tonumber(t[1])
+local now = tonumber(ARGV[4]) or tonumber(t[1])
 local ttl = tonumber(ARGV[3])
 local player = ARGV[1]
 
@@ -64,13 +65,13 @@ if record then
   end
 end
 
-local n = tonumber(ARGV[4])
-for i = 5 + n, #ARGV, 2 do
+local n = tonumber(ARGV[5])
+for i = 6 + n, #ARGV, 2 do
   stored[ARGV[i]] = ARGV[i + 1]
 end
 local parts = {}
 local listed = {}
-for i = 5, 4 + n do
+for i = 6, 5 + n do
   local name = ARGV[i]
   listed[name] = true
   local value = stored[name]

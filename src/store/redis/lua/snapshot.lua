@@ -1,13 +1,16 @@
 -- snapshot.lua: players' state records, profile records and rewards, each player's
 -- three as one read of their bucket's slot. A record past its deadline (unix seconds
--- by this server's clock, see record_state.lua) is answered as absent, as an expired
--- key would be.
+-- by this server's clock, or by the league clock given in ARGV[1], see
+-- record_state.lua) is answered as absent, as an expired key would be.
 --
 -- One call reads any number of players (the bulk path sends a batch's players of a
 -- slot at once on a cluster, of any slots on one server; the single path one), so
 -- the clock is read and the script entered once per call, not once per player.
 --
--- Per player i, three keys from KEYS[3(i-1) + 1] and the player id as ARGV[i]:
+-- ARGV[1]  now in unix seconds by the clock that judges deadlines (a store given the
+--          league clock, see src/store/redis/clocked.rs), or "" for this server's TIME
+--
+-- Per player i, three keys from KEYS[3(i-1) + 1] and the player id as ARGV[i + 1]:
 -- KEYS  state bucket (hash: player -> "deadline|period:tier:bracket[|previous]");
 --       profile bucket (hash: player -> "deadline|version|json"); the player's
 --       rewards (hash: source -> "p|grant" or "c|grant")
@@ -24,8 +27,11 @@
 -- The profile's deadline lets the placement's state write (record_state.lua) leave a
 -- profile that already lives long enough without reading it again.
 
-local t = redis.call('TIME')
-local now = tonumber(t[1])
+local now = tonumber(ARGV[1])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1])
+end
 
 local reply = {}
 
@@ -66,8 +72,8 @@ end
 -- One player's failure (a command refused, such as WRONGTYPE on a key leaguekit did
 -- not write) is that player's answer, an error reply in its place; the others go on.
 -- A failure comes before the player's answer is appended (every command runs first).
-for i = 1, #ARGV do
-  local ok, answer = pcall(read, 3 * (i - 1), i)
+for i = 1, #ARGV - 1 do
+  local ok, answer = pcall(read, 3 * (i - 1), i + 1)
   if not ok then
     if type(answer) == 'table' and answer.err then
       reply[#reply + 1] = answer
