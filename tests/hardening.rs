@@ -916,6 +916,9 @@ period = "*/2 * * * * *"
 start = "{}"
 [scoring]
 max_score = 1_000_000
+# A closed period is kept at least the idempotency window (a retry within it is
+# answered from its record): 2 s, so that retention alone bounds what is kept.
+idempotency_window = "2s"
 [clock]
 max_skew = "1s"
 [retention]

@@ -7,7 +7,7 @@
 //! | 403 | `forbidden` | a `viewer` token on a write |
 //! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `not_placed`, `expired` | nothing there |
 //! | 405 | `method_not_allowed` | a known path with another method |
-//! | 409 | `period_closed`, `period_open`, `not_joined` | the league's state refuses it; nothing was written |
+//! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later` | the league's state refuses it; nothing was written |
 //! | 409 | `not_started`, `still_closing` | the same, but only for a moment: with `Retry-After` (seconds) and `retry_after_ms` |
 //! | 408 | `body_timeout` | a write's body did not finish arriving within the request timeout; nothing was written |
 //! | 413 | `payload_too_large`, `too_many_items` | the body is over the limit |
