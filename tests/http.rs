@@ -360,6 +360,7 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
     assert_eq!(
         keys(&periods),
         [
+            "blocked_brackets",
             "blocked_rewards",
             "closed",
             "closed_through",
