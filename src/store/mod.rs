@@ -17,6 +17,7 @@
 //! season's rules beyond the numbers an operation carries (packing, time limits), and
 //! never decides anything the engine should.
 
+mod blocked;
 pub mod keys;
 pub mod memory;
 pub mod redis;
@@ -26,6 +27,7 @@ use std::future::Future;
 
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
+pub use blocked::*;
 pub use types::*;
 
 /// Placements: the bracket counters, board entries and players' league state.
