@@ -13,7 +13,7 @@ use crate::league::League;
 use crate::ranking::{MAX_TOP, TopPool};
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::BracketKeys;
-use crate::store::{BlockedBracket, BlockedGrant, CloseCheck, FrozenClaim, Store};
+use crate::store::{BlockedBracket, BlockedGrant, CloseCheck, ClosingPeriod, FrozenClaim, Store};
 use outcome::{Outcome, Tally};
 
 use super::*;
@@ -40,18 +40,17 @@ impl<S: Store> League<S> {
         Ok(CloseCheck::new(self.now_arg(), closes.timestamp_millis()).keep(self.ttl_secs(period)))
     }
 
-    /// Closes one period (all its brackets). Idempotent. Refused with
-    /// [`StoreError::Time`] (nothing written) if the period may not close yet by the
-    /// store's clock.
-    #[instrument(skip(self, owner), fields(period = period.id), err(level = "debug"))]
+    /// Closes one period (all its brackets), from what its begin_close found.
+    /// Idempotent.
+    #[instrument(skip(self, closing, owner), fields(period = period.id), err(level = "debug"))]
     pub(crate) async fn close_period(
         &self,
         period: &Period,
+        closing: ClosingPeriod,
         owner: &str,
     ) -> Result<PeriodReport, Error> {
         let pkeys = self.keys().period(period.id);
-        let check = self.close_check(period.id)?;
-        let (summary, joins) = self.store().begin_close(&pkeys, check).await?;
+        let (summary, joins) = closing;
         if let Some(summary) = summary {
             return self.report_from_summary(period.id, &summary);
         }

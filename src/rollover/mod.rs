@@ -53,7 +53,7 @@ use tracing::{info, instrument};
 use crate::error::{Error, InputError, StoreError};
 use crate::league::League;
 use crate::season::calendar::{Period, PeriodId};
-use crate::store::{BlockedBracket, BlockedGrant, Store};
+use crate::store::{BlockedBracket, BlockedGrant, ClosingPeriod, Store};
 use outcome::Tally;
 
 /// What closing one period did (or, in a dry run, would do).
@@ -271,9 +271,12 @@ impl<S: Store> League<S> {
         }
         'periods: for batch in due.chunks(256) {
             let found = self.closing_states(batch, options.dry_run).await?;
-            for (period, joins) in batch.iter().zip(found) {
+            for (period, closing) in batch.iter().zip(found) {
                 // Not closable yet by the league clock: neither is any later period.
-                let Some(joins) = joins else { break 'periods };
+                let Some(closing) = closing else {
+                    break 'periods;
+                };
+                let joins = &closing.1;
                 if joins.is_empty() {
                     report.empty += 1;
                     if !options.dry_run {
@@ -282,11 +285,11 @@ impl<S: Store> League<S> {
                     }
                     continue;
                 }
-                self.check_live_tiers(period.id, &joins)?;
+                self.check_live_tiers(period.id, joins)?;
                 let closed = if options.dry_run {
                     self.preview_period(period).await?
                 } else {
-                    match self.close_period(period, &owner).await {
+                    match self.close_period(period, closing, &owner).await {
                         Ok(r) => r,
                         Err(Error::Store(StoreError::Time(_))) => break 'periods,
                         Err(e) => return Err(e),
@@ -338,19 +341,20 @@ impl<S: Store> League<S> {
         Ok(report)
     }
 
-    /// The join counters of `periods`, each `None` from the first one the league clock
-    /// does not let close yet. A dry run only reads them; otherwise each period is
-    /// marked closing first (begin_close, concurrently: each period is a slot of its
-    /// own), so a counter read empty stays empty.
+    /// What begin_close finds of `periods` (their summaries and join counters), each
+    /// `None` from the first one the league clock does not let close yet. A dry run
+    /// only reads the counters; otherwise each period is marked closing first
+    /// (begin_close, concurrently: each period is a slot of its own), so a counter read
+    /// empty stays empty.
     async fn closing_states(
         &self,
         periods: &[Period],
         dry_run: bool,
-    ) -> Result<Vec<Option<Vec<(String, u64)>>>, Error> {
+    ) -> Result<Vec<Option<ClosingPeriod>>, Error> {
         if dry_run {
             let keys: Vec<_> = periods.iter().map(|p| self.keys().period(p.id)).collect();
             let joins = self.store().joined_many(&keys).await?;
-            return Ok(joins.into_iter().map(Some).collect());
+            return Ok(joins.into_iter().map(|j| Some((None, j))).collect());
         }
         let closes = periods.iter().map(|p| async move {
             let check = self.close_check(p.id)?;
@@ -359,7 +363,7 @@ impl<S: Store> League<S> {
                 .begin_close(&self.keys().period(p.id), check)
                 .await
             {
-                Ok((_, joins)) => Ok(Some(joins)),
+                Ok(closing) => Ok(Some(closing)),
                 Err(StoreError::Time(_)) => Ok(None),
                 Err(e) => Err(Error::from(e)),
             }
