@@ -96,22 +96,12 @@ impl<S: Store> League<S> {
     /// # Ok(()) }
     /// ```
     pub async fn join_many(&self, items: &[JoinItem]) -> Vec<Result<Placement, Error>> {
-        let mut results = self.join_many_once(items).await;
-        // Joins this process stamped that the league clock refused: once more, with
-        // the offset measured anew (see `clock_contradicted`).
-        let again: Vec<usize> = (0..items.len())
-            .filter(|&i| match &results[i] {
-                Err(e) => self.clock_contradicted(items[i].options.at.is_none(), e),
-                Ok(_) => false,
-            })
-            .collect();
-        if !again.is_empty() {
-            let retry: Vec<JoinItem> = again.iter().map(|&i| items[i].clone()).collect();
-            for (i, r) in again.into_iter().zip(self.join_many_once(&retry).await) {
-                results[i] = r;
-            }
-        }
-        results
+        self.restamping(
+            items,
+            |item| item.options.at.is_none(),
+            |league, items| Box::pin(league.join_many_once(items)),
+        )
+        .await
     }
 
     /// [`League::join_many`], stamped once.

@@ -4,6 +4,8 @@
 
 use std::time::Instant;
 
+use futures::future::BoxFuture;
+
 use chrono::{DateTime, Utc};
 
 use crate::error::{Error, InputError, TimeRefusal};
@@ -44,30 +46,70 @@ impl<S: Store> League<S> {
     /// Whether `e` refused, on the grounds of the league clock, a write whose time
     /// this process stamped (the caller sent none): then the store's clock and this
     /// process's estimate of it disagree (a clock stepped since the offset was
-    /// measured), which is no fault of the caller. The estimate is dropped, so the
-    /// next reading measures the offset anew; the caller stamps the write again and
-    /// sends it once more. Such a refusal wrote nothing.
+    /// measured), which is no fault of the caller. If so, the estimate is dropped, so
+    /// the next reading measures the offset anew, and the caller stamps the write
+    /// again and sends it once more. Such a refusal wrote nothing.
     pub(crate) fn clock_contradicted(&self, stamped: bool, e: &Error) -> bool {
-        if !stamped || self.injected {
-            return false;
-        }
-        let contradicted = matches!(
-            e,
-            Error::Input(
-                InputError::FutureTime { .. }
-                    | InputError::NotStarted { .. }
-                    | InputError::PeriodClosed { .. }
-            ) | Error::Store(crate::error::StoreError::Time(_))
-        );
+        let contradicted = self.contradicts(stamped, e);
         if contradicted {
-            tracing::warn!(
-                error = %e,
-                "the league clock contradicts this process's estimate of it (a clock \
-                 stepped?): measuring the offset again"
-            );
-            self.offset.lock().unwrap_or_else(|e| e.into_inner()).1 = None;
+            self.forget_offset(e);
         }
         contradicted
+    }
+
+    /// [`League::clock_contradicted`] without dropping the estimate.
+    fn contradicts(&self, stamped: bool, e: &Error) -> bool {
+        stamped
+            && !self.injected
+            && matches!(
+                e,
+                Error::Input(
+                    InputError::FutureTime { .. }
+                        | InputError::NotStarted { .. }
+                        | InputError::PeriodClosed { .. }
+                ) | Error::Store(crate::error::StoreError::Time(_))
+            )
+    }
+
+    /// Drops the estimate of the league clock after `e` contradicted it.
+    fn forget_offset(&self, e: &Error) {
+        tracing::warn!(
+            error = %e,
+            "the league clock contradicts this process's estimate of it (a clock \
+             stepped?): measuring the offset again"
+        );
+        self.offset.lock().unwrap_or_else(|e| e.into_inner()).1 = None;
+    }
+
+    /// Runs the batch `run` over `items`, then once more over the items this process
+    /// stamped (`stamped`) whose refusal contradicted its estimate of the league clock
+    /// (see [`League::clock_contradicted`]), with the offset measured anew. One result
+    /// an item, in order.
+    pub(crate) async fn restamping<I: Clone, T>(
+        &self,
+        items: &[I],
+        stamped: impl Fn(&I) -> bool,
+        run: impl for<'a> Fn(&'a Self, &'a [I]) -> BoxFuture<'a, Vec<Result<T, Error>>>,
+    ) -> Vec<Result<T, Error>> {
+        let mut results = run(self, items).await;
+        let again: Vec<usize> = (0..items.len())
+            .filter(|&i| {
+                results[i]
+                    .as_ref()
+                    .is_err_and(|e| self.contradicts(stamped(&items[i]), e))
+            })
+            .collect();
+        let Some(&first) = again.first() else {
+            return results;
+        };
+        if let Err(e) = &results[first] {
+            self.forget_offset(e);
+        }
+        let retry: Vec<I> = again.iter().map(|&i| items[i].clone()).collect();
+        for (i, r) in again.into_iter().zip(run(self, &retry).await) {
+            results[i] = r;
+        }
+        results
     }
 
     /// The clock argument of store operations.

@@ -254,22 +254,12 @@ impl<S: Store> League<S> {
     /// the item may have been applied. Resend only unknown items with a request id.
     #[instrument(skip(self, items), fields(items = items.len()))]
     pub async fn submit_many(&self, items: &[BatchItem]) -> Vec<Result<Submission, Error>> {
-        let mut results = self.submit_many_once(items).await;
-        // Items this process stamped that the league clock refused: once more, with
-        // the offset measured anew (see `clock_contradicted`).
-        let again: Vec<usize> = (0..items.len())
-            .filter(|&i| match &results[i] {
-                Err(e) => self.clock_contradicted(items[i].options.at.is_none(), e),
-                Ok(_) => false,
-            })
-            .collect();
-        if !again.is_empty() {
-            let retry: Vec<BatchItem> = again.iter().map(|&i| items[i].clone()).collect();
-            for (i, r) in again.into_iter().zip(self.submit_many_once(&retry).await) {
-                results[i] = r;
-            }
-        }
-        results
+        self.restamping(
+            items,
+            |item| item.options.at.is_none(),
+            |league, items| Box::pin(league.submit_many_once(items)),
+        )
+        .await
     }
 
     /// [`League::submit_many`], stamped once.
