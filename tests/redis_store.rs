@@ -2799,8 +2799,14 @@ async fn a_change_between_a_build_and_its_fill_keeps_nothing() {
         mut con,
         ..
     } = scored_bracket("guard", &["a", "b"]).await;
-    let open = redis::Script::new(include_str!("../src/store/redis/lua/open_page.lua"));
-    let keep = redis::Script::new(include_str!("../src/store/redis/lua/keep_page.lua"));
+    let open = redis::Script::new(concat!(
+        include_str!("../src/store/redis/lua/cache_writes.lua"),
+        include_str!("../src/store/redis/lua/open_page.lua")
+    ));
+    let keep = redis::Script::new(concat!(
+        include_str!("../src/store/redis/lua/cache_writes.lua"),
+        include_str!("../src/store/redis/lua/keep_page.lua")
+    ));
     // open_page.lua's call claiming page 0:9 under `nonce`, with the key of the
     // profiles' string when asked for it too.
     let open_call = |nonce: &'static str, text_key: Option<String>| {
@@ -3338,7 +3344,10 @@ async fn the_profiles_string_follows_every_profile_change() {
         read().await.expect("page");
     }
     assert!(pttl(&mut con, &text_key).await > 0);
-    let finish = redis::Script::new(include_str!("../src/store/redis/lua/finish_bracket.lua"));
+    let finish = redis::Script::new(concat!(
+        include_str!("../src/store/redis/lua/foreign_keys.lua"),
+        include_str!("../src/store/redis/lua/finish_bracket.lua")
+    ));
     let _: i64 = finish
         .key(&bracket.meta)
         .key(&bracket.lease)

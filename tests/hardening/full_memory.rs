@@ -283,7 +283,10 @@ async fn read_scripts_skip_their_cache_writes_when_redis_is_full() {
         .await
         .expect("hgetall");
 
-    let standings = redis::Script::new(include_str!("../../src/store/redis/lua/standings.lua"));
+    let standings = redis::Script::new(concat!(
+        include_str!("../../src/store/redis/lua/cache_writes.lua"),
+        include_str!("../../src/store/redis/lua/standings.lua")
+    ));
     let page: String = standings
         .key(board)
         .key(profiles)
@@ -297,7 +300,10 @@ async fn read_scripts_skip_their_cache_writes_when_redis_is_full() {
         .await
         .expect("standings.lua while full");
     assert!(page.starts_with("2\u{1f}0\u{1f}ana"), "{page:?}");
-    let open = redis::Script::new(include_str!("../../src/store/redis/lua/open_page.lua"));
+    let open = redis::Script::new(concat!(
+        include_str!("../../src/store/redis/lua/cache_writes.lua"),
+        include_str!("../../src/store/redis/lua/open_page.lua")
+    ));
     let total: i64 = open
         .key(board)
         .key(pages)
@@ -310,7 +316,10 @@ async fn read_scripts_skip_their_cache_writes_when_redis_is_full() {
         .await
         .expect("open_page.lua while full");
     assert_eq!(total, 2);
-    let keep = redis::Script::new(include_str!("../../src/store/redis/lua/keep_page.lua"));
+    let keep = redis::Script::new(concat!(
+        include_str!("../../src/store/redis/lua/cache_writes.lua"),
+        include_str!("../../src/store/redis/lua/keep_page.lua")
+    ));
     for page_field in ["0:9", ""] {
         let kept: i64 = keep
             .key(pages)

@@ -34,9 +34,18 @@ pub(super) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     join: Script::new(include_str!("lua/join.lua")),
     enter: Script::new(include_str!("lua/enter.lua")),
     update: Script::new(include_str!("lua/update.lua")),
-    standings: Script::new(include_str!("lua/standings.lua")),
-    open_page: Script::new(include_str!("lua/open_page.lua")),
-    keep_page: Script::new(include_str!("lua/keep_page.lua")),
+    standings: Script::new(concat!(
+        include_str!("lua/cache_writes.lua"),
+        include_str!("lua/standings.lua")
+    )),
+    open_page: Script::new(concat!(
+        include_str!("lua/cache_writes.lua"),
+        include_str!("lua/open_page.lua")
+    )),
+    keep_page: Script::new(concat!(
+        include_str!("lua/cache_writes.lua"),
+        include_str!("lua/keep_page.lua")
+    )),
     around: Script::new(include_str!("lua/around.lua")),
     entry: Script::new(include_str!("lua/entry.lua")),
     cache_profile: Script::new(include_str!("lua/cache_profile.lua")),
@@ -85,6 +94,7 @@ mod tests {
             ("finish_period", include_str!("lua/finish_period.lua")),
             ("claim_bracket", include_str!("lua/claim_bracket.lua")),
             ("foreign_keys", include_str!("lua/foreign_keys.lua")),
+            ("cache_writes", include_str!("lua/cache_writes.lua")),
             ("outcome", include_str!("lua/outcome.lua")),
             ("finish_bracket", include_str!("lua/finish_bracket.lua")),
             ("claim_rewards", include_str!("lua/claim_rewards.lua")),
@@ -140,7 +150,11 @@ mod tests {
                     );
                 }
             }
-            assert!(calls > 0, "{name}.lua makes no calls?");
+            // cache_writes.lua only judges the answers of its scripts' calls.
+            assert!(
+                calls > 0 || name == "cache_writes",
+                "{name}.lua makes no calls?"
+            );
         }
     }
 }

@@ -19,21 +19,7 @@
 -- ARGV[6]  ms the string is kept at most (> 0)
 --
 -- Reply: 1 if the page was kept, 0 if not (the claim was gone or another build's,
--- no page was given, or Redis refused the write for memory: see refused below).
-
--- Whether a cache write's answer (from redis.pcall) is Redis refusing it for memory:
--- maxmemory reached under noeviction. Redis refuses only a script's first write that
--- way (a script that has written may go on), so nothing was written then, and the
--- read is answered without the cache. Any other error is raised, as redis.call would.
-local function refused(answer)
-  if type(answer) == 'table' and answer.err then
-    if string.sub(answer.err, 1, 4) == 'OOM ' then
-      return true
-    end
-    error(answer)
-  end
-  return false
-end
+-- no page was given, or Redis refused the write for memory: see refused in cache_writes.lua).
 
 local kept = 0
 if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then

@@ -41,21 +41,7 @@
 --
 -- Reply: the board's count (integer). No claim is made for a board that does not
 -- exist, so reading brackets nobody joined writes nothing; nor when Redis refuses
--- writes for memory (see refused below): the page is built and answered, not kept.
-
--- Whether a cache write's answer (from redis.pcall) is Redis refusing it for memory:
--- maxmemory reached under noeviction. Redis refuses only a script's first write that
--- way (a script that has written may go on), so nothing was written then, and the
--- read is answered without the cache. Any other error is raised, as redis.call would.
-local function refused(answer)
-  if type(answer) == 'table' and answer.err then
-    if string.sub(answer.err, 1, 4) == 'OOM ' then
-      return true
-    end
-    error(answer)
-  end
-  return false
-end
+-- writes for memory (see refused in cache_writes.lua): the page is built and answered, not kept.
 
 local total = redis.call('ZCARD', KEYS[1])
 if total == 0 then

@@ -37,21 +37,7 @@
 -- A meta hash created here takes the board's expiry (the rollover later sets both).
 --
 -- Redis full (maxmemory under noeviction): the page is answered and not kept (see
--- refused below), so reads keep working while Redis refuses writes.
-
--- Whether a cache write's answer (from redis.pcall) is Redis refusing it for memory:
--- maxmemory reached under noeviction. Redis refuses only a script's first write that
--- way (a script that has written may go on), so nothing was written then, and the
--- read is answered without the cache. Any other error is raised, as redis.call would.
-local function refused(answer)
-  if type(answer) == 'table' and answer.err then
-    if string.sub(answer.err, 1, 4) == 'OOM ' then
-      return true
-    end
-    error(answer)
-  end
-  return false
-end
+-- refused in cache_writes.lua), so reads keep working while Redis refuses writes.
 
 local SEP = '\31'
 local total = redis.call('ZCARD', KEYS[1])
