@@ -84,25 +84,7 @@ impl RedisServer {
     /// Starts a server on a free loopback port with `extra` arguments (such as
     /// `["--cluster-enabled", "yes"]`) and waits until it answers PING.
     pub fn start(extra: &[&str]) -> RedisServer {
-        let cluster = extra.contains(&"--cluster-enabled");
-        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-        Self::launch(
-            "redis",
-            if cluster {
-                free_cluster_port
-            } else {
-                free_port
-            },
-            |_| {},
-            |port, dir| {
-                let mut args = base_args(dir);
-                args.splice(0..0, ["--port".to_owned(), port.to_string()]);
-                args.extend(extra.iter().cloned());
-                args
-            },
-            ping,
-            true,
-        )
+        Self::start_with_env(extra, &[])
     }
 
     /// Starts a server: for each attempt, `pick_port` gives a port (a fixed one, to
@@ -125,13 +107,18 @@ impl RedisServer {
         Self::launch_with_env(tag, pick_port, prepare, args, ready, plain, &[])
     }
 
-    /// Starts a plain server as [`RedisServer::start`] does, with `env` set in its
+    /// Starts a server as [`RedisServer::start`] does, with `env` set in its
     /// environment (e.g. `LD_PRELOAD` of a clock shim).
     pub fn start_with_env(extra: &[&str], env: &[(String, String)]) -> RedisServer {
+        let cluster = extra.contains(&"--cluster-enabled");
         let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
         Self::launch_with_env(
             "redis",
-            free_port,
+            if cluster {
+                free_cluster_port
+            } else {
+                free_port
+            },
             |_| {},
             |port, dir| {
                 let mut args = base_args(dir);
@@ -232,7 +219,7 @@ impl RedisServer {
 }
 
 /// The arguments every test server gets: loopback only, no persistence, its own dir.
-fn base_args(dir: &Path) -> Vec<String> {
+pub fn base_args(dir: &Path) -> Vec<String> {
     [
         "--bind",
         "127.0.0.1",

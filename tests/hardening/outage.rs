@@ -133,21 +133,9 @@ async fn a_stopped_redis_is_answered_at_once_and_nothing_is_written() {
         || port,
         |_| {},
         |port, _| {
-            [
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                &dir,
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+            let mut args = common::base_args(std::path::Path::new(&dir));
+            args.splice(0..0, ["--port".to_owned(), port.to_string()]);
+            args
         },
         answers,
         true,
