@@ -256,6 +256,7 @@ async fn update_script_mirrors_packing_apply() {
                 1 => 86_399,
                 _ => rng.below(86_400),
             };
+            let placed = model.contains_key(&player);
             let current = *model.entry(player.clone()).or_insert(0);
             let expected = packing.apply(mode, Some(current), value, tick);
             let got = league
@@ -286,7 +287,12 @@ async fn update_script_mirrors_packing_apply() {
                         .entry(&bracket, &player)
                         .await
                         .expect("entry");
-                    assert_eq!(entry.map(|e| e.1), Some(current), "refusal wrote");
+                    // A refused first score places nobody: no entry at all.
+                    let want = placed.then_some(current);
+                    assert_eq!(entry.map(|e| e.1), want, "refusal wrote");
+                    if !placed {
+                        model.remove(&player);
+                    }
                 }
                 (want, got) => panic!("{mode:?} step {step}: expected {want:?}, got {got:?}"),
             }
