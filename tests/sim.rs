@@ -387,8 +387,8 @@ fn history_text() -> String {
     );
     lines.push(r#"{"player":"p02","value":-500,"at":"2026-03-03T10:00:00Z"}"#.into());
     lines.push(r#"{"player":"p03","value":999999,"at":"2026-03-03T11:00:00Z"}"#.into());
-    // Players whose only update is refused: one after placing them (a negative
-    // result), one before (a value no score can take).
+    // Players whose only update is refused, neither placed: a negative first delta
+    // (an empty board refuses it), a value no score can take.
     lines.push(r#"{"player":"zz-neg","value":-7,"at":"2026-03-04T10:00:00Z"}"#.into());
     lines.push(r#"{"player":"zz-huge","value":999999,"at":"2026-03-04T10:00:00Z"}"#.into());
     lines.push(r#"{"period":2,"tier":"bronze","bracket":1,"rank":1,"player":"x-export","cohort":"eu","score":77,"outcome":"stayed","next_tier":"bronze","reward":null}"#.into());
@@ -420,11 +420,11 @@ async fn a_replay_is_the_same_on_both_paths_and_on_redis() {
         assert_eq!(info.duplicates, 1, "{what}");
         assert_eq!((info.first_period, info.last_period), (1, 4), "{what}");
         // Negative results and values past max_score are refused and change nothing;
-        // a player whose only update was refused is placed (idle) if a join or the
-        // refused update placed them: zz-neg always, zz-huge only by an explicit join.
+        // a player whose only update was refused is placed (idle) only by an explicit
+        // join (zz-neg and zz-huge): a refused update places nobody.
         assert_eq!(fast.periods[0].refused, 4, "{what}");
         let explicit = what == "explicit";
-        assert_eq!(fast.periods[0].idle, 1 + u64::from(explicit), "{what}");
+        assert_eq!(fast.periods[0].idle, 2 * u64::from(explicit), "{what}");
         // The export row with score 0 is an idle join only where joins are explicit.
         assert_eq!(info.skipped, u64::from(what == "on_first_score"), "{what}");
         assert_eq!(

@@ -102,8 +102,7 @@ impl<S: Store> League<S> {
     /// delta: the score would start below 0), so that a player who is not placed yet
     /// is refused before the placement, which would otherwise be written for nothing.
     fn refused_on_empty_board(&self, value: i64) -> Option<Error> {
-        let increment = self.season.scoring.mode == crate::season::packing::ScoreMode::Increment;
-        (increment && value < 0).then(|| {
+        self.season.scoring.mode.refuses_first(value).then(|| {
             InputError::Score(crate::season::packing::ScoreRangeError::OutOfRange {
                 current: 0,
                 value,

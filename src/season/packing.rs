@@ -45,6 +45,13 @@ impl ScoreMode {
             ScoreMode::Set => "set",
         }
     }
+
+    /// Whether a board without the player refuses `value` as their first update (a
+    /// negative delta would start the score below 0; the other modes refuse a
+    /// negative value whatever the score). Such an update must not place the player.
+    pub fn refuses_first(self, value: i64) -> bool {
+        value < 0
+    }
 }
 
 /// Why an update was refused by the score rules.

@@ -248,7 +248,11 @@ fn draw(season: &Season, act: Activity, events: &[Event], d: &mut Drawn) -> Resu
                 if explicit && first.is_none() {
                     first = Some(e.at);
                 }
-                if hopeless(season, e.value) {
+                // A value no score can take, or one an empty board refuses (a negative
+                // delta), places nobody.
+                if hopeless(season, e.value)
+                    || (first.is_none() && season.scoring.mode.refuses_first(e.value))
+                {
                     d.refused += 1;
                     continue;
                 }
