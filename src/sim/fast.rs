@@ -57,7 +57,6 @@ struct Slot {
     tier: u8,
     next: u8,
     scored: bool,
-    rewarded: bool,
 }
 
 const EMPTY: Slot = Slot {
@@ -66,14 +65,13 @@ const EMPTY: Slot = Slot {
     tier: NONE,
     next: NONE,
     scored: false,
-    rewarded: false,
 };
 
 /// One closed bracket.
 struct Closed {
     tier: usize,
-    /// (player, next tier, rewarded), in rank order.
-    members: Vec<(u32, u8, bool)>,
+    /// (player, next tier), in rank order.
+    members: Vec<(u32, u8)>,
     promoted: u64,
     demoted: u64,
     rewards: u64,
@@ -164,10 +162,8 @@ pub(crate) fn run(
             idle_by[c.tier] += c.idle;
             rewards += c.rewards;
             idle += c.idle;
-            for &(i, next, rewarded) in &c.members {
-                let s = &mut slots[i as usize];
-                s.next = next;
-                s.rewarded = rewarded;
+            for &(i, next) in &c.members {
+                slots[i as usize].next = next;
             }
         }
         // Step 4: players' states and histories.
@@ -187,10 +183,8 @@ pub(crate) fn run(
                         st.last = k as u32 + 1;
                         st.tier = slot.tier;
                         st.next = slot.next;
+                        // A grant keeps the player's rewards, not their state.
                         st.expire = timing.placement_expire[k];
-                        if slot.rewarded {
-                            st.expire = st.expire.max(timing.grant_expire[k]);
-                        }
                     }
                 })
         });
@@ -385,7 +379,7 @@ fn close(season: &Season, tier: usize, members: &[u32], slots: &[Slot]) -> Close
         }
         out.rewards += u64::from(rewarded);
         out.idle += u64::from(!is_active);
-        out.members.push((*i, next as u8, rewarded));
+        out.members.push((*i, next as u8));
     }
     out
 }

@@ -23,9 +23,6 @@ pub(crate) struct Timing {
     /// When the records of a player placed in the period expire
     /// (`League::player_ttl_secs`, set by `record_state`).
     pub(crate) placement_expire: Vec<i64>,
-    /// The least expiry of a player rewarded at the period's close (`grant`'s
-    /// `keep_at_least` with `retention.player_ttl`).
-    pub(crate) grant_expire: Vec<i64>,
     /// The store's clock at the period's close.
     pub(crate) closes: Vec<i64>,
     /// When the period's closed brackets expire (`League::ttl_secs`, set by
@@ -52,7 +49,6 @@ impl Timing {
         let mut t = Timing {
             join_now: Vec::new(),
             placement_expire: Vec::new(),
-            grant_expire: Vec::new(),
             closes: Vec::new(),
             bracket_expire: Vec::new(),
             length_ms: Vec::new(),
@@ -69,8 +65,6 @@ impl Timing {
                 now.timestamp(),
                 player_ttl.saturating_add(secs(p.end - now)).max(1),
             ));
-            t.grant_expire
-                .push(plus(closes.timestamp(), player_ttl.max(1)));
             t.closes.push(closes.timestamp());
             let ttl = match season.calendar.period(id + keep) {
                 Some(later) => secs((later.end - p.end).max(later.end - closes)).max(1),

@@ -140,7 +140,9 @@ impl LeagueStore for MemoryStore {
     ) -> Result<Option<PlayerState>, StoreError> {
         let now = self.clock.now().timestamp();
         let data = self.data();
-        Ok(Self::live_player(&data, player_keys, now).and_then(|p| p.state.clone()))
+        Ok(Self::live_player(&data, player_keys, now)
+            .filter(|p| p.state_live(now))
+            .and_then(|p| p.state.clone()))
     }
 
     async fn player_snapshot(
@@ -188,8 +190,11 @@ impl LeagueStore for MemoryStore {
             }
             Some(_) => {}
         }
-        // Every placement starts the player's expiry anew (Redis: EXPIRE on each key).
-        p.expire_at = Some(now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX)));
+        // Every placement starts the player's expiry anew (Redis: a new deadline for
+        // the state, EXPIRE on the rewards and claims keys).
+        let until = now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX));
+        p.expire_at = Some(until);
+        p.rewards_expire_at = Some(until);
         Ok(())
     }
 }

@@ -90,20 +90,61 @@ struct PlayerData {
     rewards: std::collections::BTreeMap<String, (bool, String)>,
     /// claim id → (period of the claim, what that claim returned).
     claims: HashMap<String, (u64, Vec<(String, String)>)>,
-    /// When the player's records expire (unix seconds), as the Redis keys would.
+    /// When the player's state and profile expire (unix seconds), as their records'
+    /// deadlines on Redis would.
     expire_at: Option<i64>,
+    /// When the player's rewards and claim answers expire: on Redis they are keys of
+    /// their own, whose expiry grants and claims raise without touching the state's.
+    rewards_expire_at: Option<i64>,
 }
 
 impl PlayerData {
+    /// Whether nothing of the player is left.
     fn expired(&self, now: i64) -> bool {
-        self.expire_at.is_some_and(|e| e <= now)
+        !self.state_live(now) && !self.rewards_live(now)
     }
 
-    /// Keeps the records at least `ttl_secs` from `now` (like Redis `EXPIRE` NX, then GT).
-    fn keep_at_least(&mut self, now: i64, ttl_secs: u64) {
-        let until = now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX));
-        self.expire_at = Some(self.expire_at.map_or(until, |e| e.max(until)));
+    /// Whether the state and profile are there (written, and not past their expiry).
+    fn state_live(&self, now: i64) -> bool {
+        self.expire_at.is_some_and(|e| e > now)
     }
+
+    /// Whether the rewards and claim answers are there.
+    fn rewards_live(&self, now: i64) -> bool {
+        self.rewards_expire_at.is_some_and(|e| e > now)
+    }
+
+    /// Forgets the parts past their expiry, as Redis would have deleted them.
+    fn drop_expired(&mut self, now: i64) {
+        if !self.state_live(now) {
+            self.state = None;
+            self.profile.clear();
+            self.profile_version = 0;
+            self.expire_at = None;
+        }
+        if !self.rewards_live(now) {
+            self.rewards.clear();
+            self.claims.clear();
+            self.rewards_expire_at = None;
+        }
+    }
+
+    /// Keeps the state and profile at least `ttl_secs` from `now` (like Redis
+    /// `EXPIRE` NX, then GT).
+    fn keep_at_least(&mut self, now: i64, ttl_secs: u64) {
+        self.expire_at = Some(raised(self.expire_at, now, ttl_secs));
+    }
+
+    /// Keeps the rewards and claim answers at least `ttl_secs` from `now`.
+    fn keep_rewards_at_least(&mut self, now: i64, ttl_secs: u64) {
+        self.rewards_expire_at = Some(raised(self.rewards_expire_at, now, ttl_secs));
+    }
+}
+
+/// `at`, raised to `ttl_secs` from `now` where it was earlier (or unset).
+fn raised(at: Option<i64>, now: i64, ttl_secs: u64) -> i64 {
+    let until = now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX));
+    at.map_or(until, |e| e.max(until))
 }
 
 /// The period of a reward source `period/tier/bracket`.
@@ -134,8 +175,10 @@ impl MemoryStore {
         let (mut players, mut rewards, mut claims) = (0, 0, 0);
         for p in live {
             players += 1;
-            rewards += p.rewards.len() as u64;
-            claims += p.claims.len() as u64;
+            if p.rewards_live(now) {
+                rewards += p.rewards.len() as u64;
+                claims += p.claims.len() as u64;
+            }
         }
         Footprint {
             periods: data.periods.len() as u64,
@@ -182,7 +225,10 @@ impl MemoryStore {
             data.players.insert(id.clone(), PlayerData::default());
         }
         match data.players.get_mut(&id) {
-            Some(p) => p,
+            Some(p) => {
+                p.drop_expired(now);
+                p
+            }
             None => unreachable!("inserted above"),
         }
     }

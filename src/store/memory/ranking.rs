@@ -274,7 +274,8 @@ impl RankingStore for MemoryStore {
     ) -> Result<(Vec<(String, String)>, u64), StoreError> {
         let now = self.clock.now().timestamp();
         let data = self.data();
-        let Some(p) = Self::live_player(&data, player_keys, now) else {
+        let Some(p) = Self::live_player(&data, player_keys, now).filter(|p| p.state_live(now))
+        else {
             return Ok((Vec::new(), 0));
         };
         let mut fields = p.profile.clone();

@@ -204,7 +204,7 @@ impl RolloverStore for MemoryStore {
             p.rewards
                 .entry(source.clone())
                 .or_insert_with(|| (false, grant.clone()));
-            p.keep_at_least(now, ttl_secs);
+            p.keep_rewards_at_least(now, ttl_secs);
             out.push(Ok(()));
         }
         Ok(out)
@@ -316,6 +316,7 @@ impl RolloverStore for MemoryStore {
         let now = self.clock.now().timestamp();
         let data = self.data();
         Ok(Self::live_player(&data, player_keys, now)
+            .filter(|p| p.rewards_live(now))
             .map(|p| {
                 p.rewards
                     .iter()
@@ -350,7 +351,7 @@ impl RolloverStore for MemoryStore {
             p.claims
                 .insert(id.to_owned(), (claim.period, claimed.clone()));
         }
-        p.keep_at_least(now, claim.ttl_secs);
+        p.keep_rewards_at_least(now, claim.ttl_secs);
         Ok(claimed)
     }
 }

@@ -261,7 +261,6 @@ impl RolloverStore for RedisStore {
         let ttl = ttl_secs.clamp(1, MAX_WINDOW_SECS);
         let reward_keys: Vec<String> = grants.iter().map(|(keys, _, _)| keys.rewards()).collect();
         let tags: Vec<&str> = reward_keys.iter().map(|k| hash_tag(k)).collect();
-        let now = self.record_now();
         // Each grant is written at most once (HSETNX), so any call may be sent again.
         let mut answered = self
             .pipelined_items(
@@ -271,15 +270,10 @@ impl RolloverStore for RedisStore {
                 GRANTS_AT_ONCE,
                 |items| {
                     let mut inv = SCRIPTS.grant.prepare_invoke();
-                    inv.arg(ttl).arg(&now);
+                    inv.arg(ttl);
                     for &i in items {
-                        let (keys, source, grant) = &grants[i];
-                        inv.key(&reward_keys[i])
-                            .key(keys.state())
-                            .key(keys.profile())
-                            .arg(source)
-                            .arg(grant)
-                            .arg(&keys.player);
+                        let (_, source, grant) = &grants[i];
+                        inv.key(&reward_keys[i]).arg(source).arg(grant);
                     }
                     inv
                 },
