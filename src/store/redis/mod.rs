@@ -248,6 +248,7 @@ impl RedisStore {
         let mut n = 1;
         loop {
             if renewing.is_none()
+                && self.outage.is_down()
                 && let Err(err) = self.admit().await
             {
                 return Err(crate::metrics::store_failed(op, ambiguous.unwrap_or(err)));

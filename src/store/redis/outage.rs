@@ -83,6 +83,12 @@ impl Outage {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether Redis refused lately (one atomic load: the path of every call while
+    /// Redis answers takes nothing more).
+    pub(super) fn is_down(&self) -> bool {
+        self.down.load(Ordering::Acquire)
+    }
+
     /// Whether a call may be sent now.
     pub(super) fn admit(&self) -> Admit<'_> {
         if !self.down.load(Ordering::Acquire) {
