@@ -306,9 +306,14 @@ async fn a_batch_cut_mid_pipeline_reports_every_line_honestly() {
          [[tiers]]\nname = \"bronze\"\npromote = 0\ndemote = 0\n"
     );
     config.write_all(text.as_bytes()).expect("write");
-    let sha = redis::Script::new(include_str!("../src/store/redis/lua/update.lua"))
-        .get_hash()
-        .to_owned();
+    // update.lua as src/store/redis/scripts.rs assembles it, with its preludes.
+    let sha = redis::Script::new(concat!(
+        include_str!("../src/store/redis/lua/clock.lua"),
+        include_str!("../src/store/redis/lua/numbers.lua"),
+        include_str!("../src/store/redis/lua/update.lua")
+    ))
+    .get_hash()
+    .to_owned();
     // A chunk of 1000 lines is 16 calls of update.lua (64 updates a call, see
     // src/store/redis/updates.rs): the first chunk passes, and the cut comes at the
     // 7th call of the second, after six calls (384 updates) were sent.

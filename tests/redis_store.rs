@@ -2805,12 +2805,15 @@ async fn a_change_between_a_build_and_its_fill_keeps_nothing() {
         mut con,
         ..
     } = scored_bracket("guard", &["a", "b"]).await;
+    // Assembled with their preludes as src/store/redis/scripts.rs assembles them.
     let open = redis::Script::new(concat!(
         include_str!("../src/store/redis/lua/cache_writes.lua"),
+        include_str!("../src/store/redis/lua/page_expiry.lua"),
         include_str!("../src/store/redis/lua/open_page.lua")
     ));
     let keep = redis::Script::new(concat!(
         include_str!("../src/store/redis/lua/cache_writes.lua"),
+        include_str!("../src/store/redis/lua/page_expiry.lua"),
         include_str!("../src/store/redis/lua/keep_page.lua")
     ));
     // open_page.lua's call claiming page 0:9 under `nonce`, with the key of the
@@ -3352,6 +3355,7 @@ async fn the_profiles_string_follows_every_profile_change() {
     assert!(pttl(&mut con, &text_key).await > 0);
     let finish = redis::Script::new(concat!(
         include_str!("../src/store/redis/lua/foreign_keys.lua"),
+        include_str!("../src/store/redis/lua/page_expiry.lua"),
         include_str!("../src/store/redis/lua/finish_bracket.lua")
     ));
     let _: i64 = finish

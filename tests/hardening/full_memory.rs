@@ -285,6 +285,7 @@ async fn read_scripts_skip_their_cache_writes_when_redis_is_full() {
 
     let standings = redis::Script::new(concat!(
         include_str!("../../src/store/redis/lua/cache_writes.lua"),
+        include_str!("../../src/store/redis/lua/page_expiry.lua"),
         include_str!("../../src/store/redis/lua/standings.lua")
     ));
     let page: String = standings
@@ -302,6 +303,7 @@ async fn read_scripts_skip_their_cache_writes_when_redis_is_full() {
     assert!(page.starts_with("2\u{1f}0\u{1f}ana"), "{page:?}");
     let open = redis::Script::new(concat!(
         include_str!("../../src/store/redis/lua/cache_writes.lua"),
+        include_str!("../../src/store/redis/lua/page_expiry.lua"),
         include_str!("../../src/store/redis/lua/open_page.lua")
     ));
     let total: i64 = open
@@ -318,6 +320,7 @@ async fn read_scripts_skip_their_cache_writes_when_redis_is_full() {
     assert_eq!(total, 2);
     let keep = redis::Script::new(concat!(
         include_str!("../../src/store/redis/lua/cache_writes.lua"),
+        include_str!("../../src/store/redis/lua/page_expiry.lua"),
         include_str!("../../src/store/redis/lua/keep_page.lua")
     ));
     for page_field in ["0:9", ""] {

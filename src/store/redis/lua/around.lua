@@ -9,10 +9,6 @@
 -- Reply: nil if the player is not on the board, else
 --        {total, first rank, player, score, profile or nil, ...} as standings.lua.
 
-local function fmt(x)
-  return string.format('%d', x)
-end
-
 local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
 if not rank then
   return false

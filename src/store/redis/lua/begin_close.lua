@@ -11,15 +11,9 @@
 --
 -- Reply: {"ok", summary or false, tier1, n1, tier2, n2, ...} | {"not_yet", ms to wait}
 
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-if now < tonumber(ARGV[2]) then
-  return {'not_yet', string.format('%.0f', tonumber(ARGV[2]) - now)}
+local wait = too_soon(ARGV[1], ARGV[2])
+if wait then
+  return wait
 end
 redis.call('HSET', KEYS[1], 'closing', '1')
 if tonumber(ARGV[3]) > 0 then

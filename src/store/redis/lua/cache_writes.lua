@@ -1,7 +1,8 @@
--- cache_writes.lua: a prelude of the scripts that read a board and keep what they
--- built (standings.lua, open_page.lua, keep_page.lua), joined in front of them by
--- src/store/redis/scripts.rs. Their cache writes go through redis.pcall and this
--- check, so reads keep working while Redis refuses writes.
+-- cache_writes.lua: the check of the scripts that read a board and keep what they
+-- built. Their cache writes go through redis.pcall and this check, so reads keep
+-- working while Redis refuses writes.
+-- Included by: standings, open_page, keep_page (assembled in front of them by
+-- src/store/redis/scripts.rs).
 --
 -- Whether a cache write's answer (from redis.pcall) is Redis refusing it for memory:
 -- maxmemory reached under noeviction. Redis refuses only a script's first write that

@@ -36,15 +36,9 @@ if mode ~= 'freeze' then
     return {'done', tally}
   end
 end
-local now
-if ARGV[3] ~= '' then
-  now = tonumber(ARGV[3])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-if now < tonumber(ARGV[4]) then
-  return {'not_yet', string.format('%.0f', tonumber(ARGV[4]) - now)}
+local wait = too_soon(ARGV[3], ARGV[4])
+if wait then
+  return wait
 end
 local answer = 'ok'
 if mode ~= 'freeze' then

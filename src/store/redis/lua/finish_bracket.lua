@@ -18,7 +18,7 @@
 -- KEYS[3]  board, KEYS[4] cached profiles, KEYS[5] outcomes (string)
 -- KEYS[6]  the page cache, whose expiry is only ever shortened here: kept pages are
 --          read without looking at the board, so they must not outlive it (see
---          open_page.lua), nor be kept any longer than their own keep time
+--          page_expiry.lua), nor be kept any longer than their own keep time
 -- KEYS[7]  the profiles as one string (see open_page.lua), the same
 -- ARGV[1]  "record" (the outcomes only), "finish" (the done mark only) or "both"
 -- ARGV[2]  the tally ("finish", "both")
@@ -53,20 +53,8 @@ if mode ~= 'finish' then
   for i = 3, 5 do
     redis.call('EXPIRE', KEYS[i], ARGV[3])
   end
-  -- By absolute times: an expiry set from a TTL read or given a few commands later
-  -- lands that many milliseconds later (a script's clock runs on in Redis 7.0), and
-  -- the page cache must not outlive the board by even one.
-  local board_at = redis.call('PEXPIRETIME', KEYS[3])
-  for i = 6, 7 do
-    if board_at < 0 then
-      -- No board (nothing to show): nothing kept of it either.
-      redis.call('DEL', KEYS[i])
-    else
-      local at = redis.call('PEXPIRETIME', KEYS[i])
-      if at == -1 or at > board_at then
-        redis.call('PEXPIREAT', KEYS[i], board_at)
-      end
-    end
-  end
+  -- The page cache and the profiles' string must not outlive the board by even a
+  -- millisecond (page_expiry.lua).
+  not_past(3, 6, 7)
 end
 return 1

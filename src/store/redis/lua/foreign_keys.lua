@@ -1,6 +1,7 @@
--- foreign_keys.lua: a prelude of the scripts that write a bracket's keys with
--- commands of one type (claim_bracket.lua, finish_bracket.lua), joined in front of
--- them by src/store/redis/scripts.rs.
+-- foreign_keys.lua: the check of the scripts that write a bracket's keys with
+-- commands of one type.
+-- Included by: claim_bracket, finish_bracket (assembled in front of them by
+-- src/store/redis/scripts.rs).
 --
 -- A key of another type than leaguekit writes there (planted by something else) is
 -- named, not hit: a command of the wrong type would fail inside the script with a

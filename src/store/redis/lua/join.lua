@@ -35,17 +35,7 @@
 --   "new:tier:bracket" | "existing:tier:bracket" (one string) | {"closed"}
 --   | {"future", ms ahead, now} | {"not_yet", ms to wait} | {"malformed", what}
 
-local function fmt(x)
-  return string.format('%d', x)
-end
-
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+local now = clock_ms(ARGV[1])
 local start, closes, skew = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local size, full = tonumber(ARGV[6]), ARGV[7]
 local n = (#ARGV - 7) / 3

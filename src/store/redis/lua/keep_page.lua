@@ -32,14 +32,8 @@ end
 if KEYS[2] and redis.call('HGET', KEYS[2], 'texted') == ARGV[2] then
   local left = redis.call('PTTL', KEYS[4])
   if left ~= -2 then
-    local set
-    if left > 0 and left < tonumber(ARGV[6]) then
-      -- The cache's own expiry time (see open_page.lua), not its TTL given again.
-      set = redis.pcall('SET', KEYS[3], ARGV[5], 'PXAT', redis.call('PEXPIRETIME', KEYS[4]))
-    else
-      set = redis.pcall('SET', KEYS[3], ARGV[5], 'PX', ARGV[6])
-    end
-    if refused(set) then
+    -- Kept no longer than the profile cache it was made of (page_expiry.lua).
+    if refused(redis.pcall('SET', KEYS[3], ARGV[5], kept_for(4, left, ARGV[6]))) then
       return kept
     end
     redis.call('HSET', KEYS[2], 'texted', '1')

@@ -26,9 +26,8 @@
 -- profiles it was made of are still the cache's.
 --
 -- Kept pages are read with a plain HGET, which cannot compare a page with its board,
--- so the page cache never outlives the board: its expiry is the keep time or the
--- board's, whichever comes first (finish_bracket.lua, which sets the board's
--- retention, shortens it again if need be). The same for the profiles' string.
+-- so the page cache never outlives the board: see page_expiry.lua. The same for the
+-- profiles' string.
 --
 -- KEYS[1]  bracket board (zset)
 -- KEYS[2]  bracket page cache (hash: "first:last" -> page, "?first:last" -> claim)
@@ -51,21 +50,8 @@ local left = redis.call('PTTL', KEYS[1])
 if refused(redis.pcall('HSET', KEYS[2], ARGV[1], ARGV[2])) then
   return total
 end
-if redis.call('PTTL', KEYS[2]) < 0 then
-  if left > 0 and left < tonumber(ARGV[3]) then
-    -- The board's own expiry time, not its TTL read above: the clock runs on within
-    -- a script (Redis 7.0), so a TTL given again lands later than the board's.
-    redis.call('PEXPIREAT', KEYS[2], redis.call('PEXPIRETIME', KEYS[1]))
-  else
-    redis.call('PEXPIRE', KEYS[2], ARGV[3])
-  end
-end
--- A meta hash created here takes the board's expiry time (the rollover later sets
--- both), as the page cache above does.
-if redis.call('HSETNX', KEYS[3], 'paged', '1') == 1
-    and left > 0 and redis.call('PTTL', KEYS[3]) == -1 then
-  redis.call('PEXPIREAT', KEYS[3], redis.call('PEXPIRETIME', KEYS[1]))
-end
+keep_new(2, 1, left, ARGV[3])
+mark_paged(3, 1, left)
 if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 0 then
   redis.call('HSET', KEYS[3], 'texted', ARGV[2])
 end

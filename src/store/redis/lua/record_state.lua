@@ -63,10 +63,8 @@ end
 -- placement's deadline is left alone, and a bucket's TTL is raised this far past it.
 local SLACK = 60
 
-local t = redis.call('TIME')
-local now = tonumber(ARGV[4]) or tonumber(t[1])
--- Pruning on one call in 16 (by the microseconds of TIME): see below.
-local prune = tonumber(t[2]) % 16 == 0
+-- Pruning on one call in 16: see deadlines.lua.
+local now, pruning = deadline_clock(ARGV[4])
 
 local period = ARGV[1]
 local ttl = tonumber(ARGV[2])
@@ -144,21 +142,10 @@ local function record(k, a)
     redis.call('HDEL', KEYS[k + 2], player)
   end
 
-  -- Bounded pruning: on one call in 16, up to 16 records of each bucket, sampled, go
-  -- if past their deadline; so on average about one record is looked at per write.
-  -- Sampling on every write cost three quarters of this script's time on buckets of
-  -- 60 players (HRANDFIELD WITHVALUES scans the listpack and copies the values), and
-  -- one sample per write keeps a bucket's dead records to about the share of writes
-  -- that are a player's last.
+  -- Bounded pruning (deadlines.lua) of each bucket written.
   for i = 1, touch_profile and 2 or 1 do
-    if prune then
-      local sample = redis.call('HRANDFIELD', KEYS[k + i], 16, 'WITHVALUES')
-      for j = 1, #sample, 2 do
-        local d = tonumber(string.match(sample[j + 1], '^(%d+)|'))
-        if d and d <= now then
-          redis.call('HDEL', KEYS[k + i], sample[j])
-        end
-      end
+    if pruning then
+      prune(k + i, now)
     end
     -- TTL answers -2 for a key that does not exist (a profile bucket never written).
     -- A bucket raised is raised a minute past the record's deadline, so the writes

@@ -33,8 +33,7 @@ local function esc(s)
   end))
 end
 
-local t = redis.call('TIME')
-local now = tonumber(ARGV[4]) or tonumber(t[1])
+local now, pruning = deadline_clock(ARGV[4])
 local ttl = tonumber(ARGV[3])
 local player = ARGV[1]
 
@@ -97,16 +96,9 @@ version = version + 1
 redis.call('HSET', KEYS[1], player, string.format('%d|%d|{%s}', deadline, version,
   table.concat(parts, ',')))
 
--- Bounded pruning, as in record_state.lua: on one write in 16, up to 16 records of
--- the bucket, sampled, go if past their deadline.
-if tonumber(t[2]) % 16 == 0 then
-  local sample = redis.call('HRANDFIELD', KEYS[1], 16, 'WITHVALUES')
-  for j = 1, #sample, 2 do
-    local d = tonumber(string.match(sample[j + 1], '^(%d+)|'))
-    if d and d <= now then
-      redis.call('HDEL', KEYS[1], sample[j])
-    end
-  end
+-- Bounded pruning (deadlines.lua), on one write in 16.
+if pruning then
+  prune(1, now)
 end
 -- Raised a minute past the record's deadline, as record_state.lua raises it, so the
 -- writes of the next minute skip the EXPIRE.

@@ -27,11 +27,7 @@
 -- The profile's deadline lets the placement's state write (record_state.lua) leave a
 -- profile that already lives long enough without reading it again.
 
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1])
-end
+local now = clock_s(ARGV[1])
 
 local reply = {}
 

@@ -28,8 +28,8 @@
 -- where returning a stored string costs a few). Every script that changes what a page
 -- shows (update.lua, enter.lua, cache_profile.lua) deletes the bracket's page cache in
 -- the same atomic step, so a cached page is always the page this script would build
--- now. The page cache never outlives the board (its expiry is the keep time or the
--- board's, whichever is first), since the store reads kept pages without a script;
+-- now. The page cache never outlives the board (page_expiry.lua), since the store
+-- reads kept pages without a script;
 -- a cached page whose count differs from the board's is not used here either.
 -- The meta field "paged" is set with the first kept page, so that update.lua and
 -- enter.lua, which read the meta hash anyway, delete the page cache only when there
@@ -61,18 +61,8 @@ local function cached(reply)
     if refused(redis.pcall('HSET', KEYS[3], field, reply)) then
       return reply
     end
-    if redis.call('PTTL', KEYS[3]) < 0 then
-      if left > 0 and left < ttl then
-        -- The board's own expiry time (see open_page.lua), not its TTL given again.
-        redis.call('PEXPIREAT', KEYS[3], redis.call('PEXPIRETIME', KEYS[1]))
-      else
-        redis.call('PEXPIRE', KEYS[3], ARGV[4])
-      end
-    end
-    if redis.call('HSETNX', KEYS[4], 'paged', '1') == 1
-        and left > 0 and redis.call('PTTL', KEYS[4]) == -1 then
-      redis.call('PEXPIREAT', KEYS[4], redis.call('PEXPIRETIME', KEYS[1]))
-    end
+    keep_new(3, 1, left, ARGV[4])
+    mark_paged(4, 1, left)
   end
   return reply
 end

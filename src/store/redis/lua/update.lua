@@ -19,10 +19,7 @@
 --     but the check costs nothing and keeps a rounding surprise from going unseen;
 --   * tostring() and implicit number-to-string conversion use "%.14g", which
 --     loses digits above 1e14, so every number sent to Redis or returned goes
---     through fmt(): "%d", which Redis's Lua 5.1 prints from a C long (64 bits), so
---     it is exact for every integer up to 2^63 and never goes through the printing
---     of doubles ("%.0f" is exact too, but its bignum arithmetic was 4% of an
---     update's instructions under callgrind). Only integers are ever formatted.
+--     through fmt() (numbers.lua), exact for every integer.
 -- Times are unix milliseconds (about 1.8e12), exact as doubles.
 --
 -- Shared by every update of the call:
@@ -62,26 +59,18 @@
 --   {"malformed", what}                  data this script did not write
 --   {"refused", error}                   the server refused a command of the update
 
-local function fmt(x)
-  return string.format('%d', x)
-end
-
 local mode = ARGV[1]
 local max = tonumber(ARGV[2])
 local span = tonumber(ARGV[3])
 local start = tonumber(ARGV[5])
 local closes = tonumber(ARGV[6])
 local skew = tonumber(ARGV[7])
--- The server's clock is read at most once a call, and only if an update needs it.
+-- The league clock (clock.lua) is read at most once a call, and only if an update
+-- needs it.
 local now
 local function clock()
   if not now then
-    if ARGV[4] ~= '' then
-      now = tonumber(ARGV[4])
-    else
-      local t = redis.call('TIME')
-      now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    end
+    now = clock_ms(ARGV[4])
   end
   return now
 end
