@@ -34,7 +34,9 @@ pub async fn copy_prefix(
     let writer = RedisConnection::open(url, options)
         .await
         .unwrap_or_else(|e| panic!("connect the copier to {url}: {e}"));
-    let mut copied = 0;
+    // SCAN may return a key more than once while the keyspace rehashes (and the
+    // restores below grow the same keyspace): count each key once.
+    let mut seen = std::collections::HashSet::new();
     for node_url in nodes {
         let mut node = RedisConnection::open(node_url, options)
             .await
@@ -64,14 +66,13 @@ pub async fn copy_prefix(
                 let (Value::BulkString(dump), Value::Int(ttl)) = (&pair[0], &pair[1]) else {
                     continue; // expired between SCAN and DUMP
                 };
-                if *ttl == -2 {
+                if *ttl == -2 || !seen.insert(key.clone()) {
                     continue;
                 }
                 let new_key = format!("{to}{}", &key[from.len()..]);
                 // PTTL -1 (no expiry) is RESTORE's 0.
                 restores.push((new_key, dump.clone(), (*ttl).max(0)));
             }
-            copied += restores.len();
             let mut done = futures::stream::iter(restores)
                 .map(|(key, dump, ttl)| {
                     let mut w = writer.clone();
@@ -94,7 +95,7 @@ pub async fn copy_prefix(
             }
         }
     }
-    copied
+    seen.len()
 }
 
 /// What every player in `players` can observe of a closed `period`: their outcome
