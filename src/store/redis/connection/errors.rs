@@ -9,6 +9,7 @@ use redis::{ErrorKind, RedisError};
 
 use super::url::FORMS;
 use super::*;
+use crate::error::{ErrorSource, StoreError};
 
 // ---------------------------------------------------------------------------------
 // Errors while connecting
@@ -131,6 +132,24 @@ pub enum ConnectError {
         #[source]
         source: RedisError,
     },
+}
+
+/// A connection that could not be opened, as the store reports it
+/// ([`StoreError::Connect`], whose [`ErrorSource::downcast_ref`] gives this error back).
+impl From<ConnectError> for StoreError {
+    fn from(err: ConnectError) -> StoreError {
+        StoreError::Connect(ErrorSource::new(err))
+    }
+}
+
+impl ConnectError {
+    /// The connection error `e` reports, when it is one ([`StoreError::Connect`]).
+    pub fn of(e: &StoreError) -> Option<&ConnectError> {
+        match e {
+            StoreError::Connect(source) => source.downcast_ref(),
+            _ => None,
+        }
+    }
 }
 
 /// What one failed connection attempt means.
