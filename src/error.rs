@@ -417,6 +417,12 @@ impl ErrorSource {
     pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> ErrorSource {
         ErrorSource(std::sync::Arc::new(error))
     }
+
+    /// The backend's error as its own type, when it is a `T` (for Redis,
+    /// `redis::RedisError`, or `leaguekit::ConnectError` in [`StoreError::Connect`]).
+    pub fn downcast_ref<T: std::error::Error + 'static>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
 }
 
 // Not `Error` itself: `StoreError::source()` reaches the wrapped error through this
@@ -518,6 +524,32 @@ fn unknown_advice(op: &str, at: Option<DateTime<Utc>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A backend's error stays reachable as its own type, through `source()` and
+    /// `downcast_ref`, and one failure can be cloned to every call it ended.
+    #[test]
+    fn the_source_is_the_backends_own_error() {
+        let e = StoreError::Unknown {
+            op: "update",
+            source: ErrorSource::new(std::io::Error::other("reset")),
+            at: None,
+        };
+        let copy = e.clone();
+        let source = std::error::Error::source(&copy).expect("a source");
+        assert!(
+            source.downcast_ref::<std::io::Error>().is_some(),
+            "{source:?}"
+        );
+        let StoreError::Unknown { source, .. } = e else {
+            unreachable!()
+        };
+        assert_eq!(
+            source
+                .downcast_ref::<std::io::Error>()
+                .map(|e| e.to_string()),
+            Some("reset".to_owned())
+        );
+    }
 
     #[test]
     fn an_unknown_outcome_says_what_may_be_resent() {

@@ -5,7 +5,7 @@
 //! stopped node); a TLS cluster; scripts that meet an empty script cache after
 //! SCRIPT FLUSH or a slot moved to another node; unix sockets. Each failure must be
 //! a typed error within seconds, whose message says what to check and never
-//! contains the password. URL parsing itself is unit-tested in `src/store/redis/connection/url.rs`.
+//! contains the password. URL parsing itself is unit-tested in `src/store/redis/connection/url/tests.rs`.
 
 mod common;
 

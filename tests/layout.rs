@@ -30,9 +30,12 @@ fn modules() -> Vec<String> {
     for entry in std::fs::read_dir("src").expect("read src") {
         let path = entry.expect("dir entry").path();
         let name = path.file_stem().and_then(|n| n.to_str()).expect("a name");
-        if path.is_dir() && name != "bin" {
-            found.push(name.to_owned());
-        } else if path.extension().is_some_and(|e| e == "rs") && name != "lib" && name != "main" {
+        let module = if path.is_dir() {
+            name != "bin"
+        } else {
+            path.extension().is_some_and(|e| e == "rs") && name != "lib" && name != "main"
+        };
+        if module {
             found.push(name.to_owned());
         }
     }

@@ -120,7 +120,7 @@ mod tests {
             std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out").into();
         let e = StoreError::from(timeout);
         assert!(
-            matches!(&e, StoreError::Backend { kind: BackendFailure::Timeout, backend: "redis", hint, .. } if hint.contains("response_timeout")),
+            matches!(&e, StoreError::Backend { kind: BackendFailure::Timeout, backend: "redis", hint, .. } if hint.contains("reachable")),
             "{e:?}"
         );
         assert!(e.to_string().starts_with("redis: "), "{e}");
