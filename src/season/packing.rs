@@ -54,8 +54,8 @@ impl ScoreMode {
     }
 }
 
-/// Why an update was refused by the score rules (defined with the crate's other
-/// errors, which the season's types do not depend on).
+/// Why an update was refused by the score rules (defined in `crate::error`, with the
+/// other errors, so that `error` imports nothing of the crate).
 pub use crate::error::ScoreRangeError;
 
 /// The packing parameters of one season: validated once, then used for every update.
