@@ -78,7 +78,7 @@ pub enum InputError {
     },
     /// An update would take the score out of `0..=max_score`.
     #[error(transparent)]
-    Score(#[from] crate::season::packing::ScoreRangeError),
+    Score(#[from] ScoreRangeError),
     /// An event time before the first period of the season.
     #[error("time {at} is before the season starts ({start}); send a time at or after the start")]
     BeforeSeason {
@@ -237,18 +237,60 @@ pub enum InputError {
     Other(String),
 }
 
+/// Why an update was refused by the score rules.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScoreRangeError {
+    /// The resulting score would fall outside `0..=max_score`.
+    #[error(
+        "score would become {result}, outside 0..={max} (current {current}, value {value}); \
+         send a value that keeps the score in range"
+    )]
+    OutOfRange {
+        /// The score before the update.
+        current: u64,
+        /// The submitted value.
+        value: i64,
+        /// The score the update would have produced.
+        result: i128,
+        /// The season's `max_score`.
+        max: u64,
+    },
+}
+
 /// A failure of the store itself (not of the caller's input).
+///
+/// Backend-neutral: a backend (Redis) classifies its own errors into these variants
+/// and keeps its error as the [`std::error::Error::source`] (an [`ErrorSource`]).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// Redis returned an error or the connection failed. (A refused connection,
-    /// which proves nothing was sent, converts to [`StoreError::Unreachable`].)
-    #[error("redis: {0}{hint}", hint = redis_hint(.0))]
-    Redis(redis::RedisError),
+    /// The store answered an error, or the connection to it failed, before the call
+    /// could have been applied. (A refused connection, which proves nothing was sent,
+    /// is [`StoreError::Unreachable`]; a failure after a write may have been applied
+    /// is [`StoreError::Unknown`].)
+    #[error("{backend}: {source}{hint}")]
+    Backend {
+        /// The backend: `"redis"`.
+        backend: &'static str,
+        /// What kind of failure it is, for a caller that acts on it.
+        kind: BackendFailure,
+        /// The error code the store answered, if it answered one (Redis: `OOM`,
+        /// `NOPERM`, `NOSCRIPT`, ...).
+        code: Option<String>,
+        /// What to check or do about it, when the backend knows (empty, or starting
+        /// with `"; "`).
+        hint: &'static str,
+        /// The backend's own error.
+        #[source]
+        source: ErrorSource,
+    },
     /// No connection could be opened: a bad URL or TLS file, refused credentials or
-    /// certificates, or an unreachable server. Nothing was written.
+    /// certificates, or an unreachable server. Nothing was written. The backend's own
+    /// error (for Redis, `leaguekit::ConnectError`) is reached with
+    /// [`ErrorSource::downcast_ref`].
     #[error(transparent)]
-    Connect(#[from] crate::store::redis::connection::ConnectError),
+    Connect(ErrorSource),
     /// The period is being closed or is closed; nothing was written.
     #[error("period is closed")]
     PeriodClosed,
@@ -288,7 +330,7 @@ pub enum StoreError {
         op: &'static str,
         /// What failed.
         #[source]
-        source: redis::RedisError,
+        source: ErrorSource,
         /// For a score update: the event time it was stamped with (the caller's `at`,
         /// or the league clock's when it gave none), which a resend must carry.
         at: Option<DateTime<Utc>>,
@@ -347,6 +389,64 @@ pub enum TimeRefusal {
     },
 }
 
+/// What kind of failure a [`StoreError::Backend`] is, as far as a caller acts on it.
+/// The backend decides; its own retries have already run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BackendFailure {
+    /// The store did not answer in time.
+    Timeout,
+    /// The connection failed or was dropped.
+    Connection,
+    /// The store's memory is full and it refuses writes; reads keep working.
+    Full,
+    /// The store refused the call with an error of its own (see `code`).
+    Refused,
+    /// Anything else: a reply the client could not read, a client-side error.
+    Other,
+}
+
+/// A backend's error inside a [`StoreError`]: shared, so that one failure can answer
+/// every call it ended, and seen through [`std::error::Error::source`] as the
+/// backend's own error (which [`ErrorSource::downcast_ref`] reaches).
+#[derive(Clone)]
+pub struct ErrorSource(std::sync::Arc<dyn std::error::Error + Send + Sync>);
+
+impl ErrorSource {
+    /// Wraps a backend's error.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> ErrorSource {
+        ErrorSource(std::sync::Arc::new(error))
+    }
+
+    /// The backend's error as its own type, when it is a `T` (for Redis,
+    /// `redis::RedisError`, or `leaguekit::ConnectError` in [`StoreError::Connect`]).
+    pub fn downcast_ref<T: std::error::Error + 'static>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+// Not `Error` itself: `StoreError::source()` reaches the wrapped error through this
+// `Deref`, so the chain shows (and downcasts to) the backend's error, not a wrapper.
+impl std::ops::Deref for ErrorSource {
+    type Target = dyn std::error::Error + Send + Sync;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl std::fmt::Display for ErrorSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl std::fmt::Debug for ErrorSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
 impl Error {
     /// How long to wait before the same call may succeed, when the refusal was only a
     /// matter of time (a period not started yet, a previous period still closing).
@@ -379,18 +479,6 @@ impl Error {
 pub(crate) const UNREACHABLE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl StoreError {
-    /// The answer for a request that was never sent because of `err` (see
-    /// [`StoreError::Unreachable`]), to be tried again after `retry_after`.
-    pub(crate) fn unreachable(
-        err: &redis::RedisError,
-        retry_after: std::time::Duration,
-    ) -> StoreError {
-        StoreError::Unreachable {
-            reason: format!("{err}{}", redis_hint(err)),
-            retry_after,
-        }
-    }
-
     /// This error with the event time of the score update it answers (see
     /// [`StoreError::Unknown`]'s `at`); any other error unchanged.
     pub(crate) fn stamped(self, at: DateTime<Utc>) -> StoreError {
@@ -402,52 +490,6 @@ impl StoreError {
             },
             other => other,
         }
-    }
-}
-
-/// A refused connection proves the request was never sent: it is
-/// [`StoreError::Unreachable`]; anything else is [`StoreError::Redis`]. Every path of
-/// the Redis store converts through here, so none can report a refusal as a failure
-/// that might have written something.
-impl From<redis::RedisError> for StoreError {
-    fn from(err: redis::RedisError) -> StoreError {
-        if err.is_connection_refusal() {
-            StoreError::unreachable(&err, UNREACHABLE_WAIT)
-        } else {
-            StoreError::Redis(err)
-        }
-    }
-}
-
-/// What to do about a Redis error, when there is something to do.
-fn redis_hint(e: &redis::RedisError) -> &'static str {
-    match e.code() {
-        Some("MOVED" | "ASK") => {
-            return "; a Redis Cluster slot moved: on redis+cluster:// the operation may be \
-                    retried (with a request id leaguekit retries it for you); a redis:// URL \
-                    that names a cluster node should be redis+cluster://";
-        }
-        Some("CLUSTERDOWN" | "MASTERDOWN") => {
-            return "; the Redis Cluster is down or failing over: retry in a few seconds, \
-                    and check CLUSTER INFO";
-        }
-        Some("OOM") => {
-            return "; Redis's memory is full (used memory above maxmemory, under \
-                    maxmemory-policy noeviction) and it refuses writes: nothing was written, \
-                    reads keep working; raise maxmemory or free memory, then retry";
-        }
-        Some("NOPERM") => {
-            return "; the Redis ACL user lacks a permission leaguekit needs: grant it \
-                    +@read +@write +@scripting +ping +info";
-        }
-        _ => {}
-    }
-    if e.is_io_error() || e.is_connection_refusal() || e.is_connection_dropped() {
-        "; check that Redis is reachable (--redis or LEAGUEKIT_REDIS)"
-    } else if e.is_timeout() {
-        "; Redis did not answer in time: check its load, or raise RedisOptions::response_timeout"
-    } else {
-        ""
     }
 }
 
@@ -483,10 +525,35 @@ fn unknown_advice(op: &str, at: Option<DateTime<Utc>>) -> String {
 mod tests {
     use super::*;
 
+    /// A backend's error stays reachable as its own type, through `source()` and
+    /// `downcast_ref`, and one failure can be cloned to every call it ended.
+    #[test]
+    fn the_source_is_the_backends_own_error() {
+        let e = StoreError::Unknown {
+            op: "update",
+            source: ErrorSource::new(std::io::Error::other("reset")),
+            at: None,
+        };
+        let copy = e.clone();
+        let source = std::error::Error::source(&copy).expect("a source");
+        assert!(
+            source.downcast_ref::<std::io::Error>().is_some(),
+            "{source:?}"
+        );
+        let StoreError::Unknown { source, .. } = e else {
+            unreachable!()
+        };
+        assert_eq!(
+            source
+                .downcast_ref::<std::io::Error>()
+                .map(|e| e.to_string()),
+            Some("reset".to_owned())
+        );
+    }
+
     #[test]
     fn an_unknown_outcome_says_what_may_be_resent() {
-        let timeout =
-            || redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut));
+        let timeout = || ErrorSource::new(std::io::Error::from(std::io::ErrorKind::TimedOut));
         let update = StoreError::Unknown {
             op: "update",
             source: timeout(),

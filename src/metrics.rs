@@ -24,17 +24,17 @@
 //! Label values are bounded: tiers come from the season, `op` from the code, `route` is
 //! the route's template (`/v1/players/{player}`), never a raw path.
 //!
+//! The gauges are set from the store by
+//! [`League::refresh_players_gauge`](crate::League::refresh_players_gauge) and
+//! [`League::refresh_write_state`](crate::League::refresh_write_state).
+//!
 //! Owns: the names, kinds and labels of the library's metrics and the helpers that
-//! record them.
-//! Must not: install a recorder (the process does), or put unbounded values (player
-//! ids) in labels.
+//! record them, from plain values (counts, tier names, [`Submit`] results).
+//! Must not: import anything else of the crate (it is a leaf: the engine, the store
+//! and the server call it, never the other way), install a recorder (the process
+//! does), or put unbounded values (player ids) in labels.
 
 use std::time::Instant;
-
-use crate::error::Error;
-use crate::league::League;
-use crate::ranking::Submission;
-use crate::store::{Joined, Store};
 
 /// `leaguekit_submits_total{result}`.
 pub const SUBMITS: &str = "leaguekit_submits_total";
@@ -89,8 +89,8 @@ pub fn describe() {
         "1 while the store refuses writes (Redis memory full under noeviction, or a read-only replica); reads keep working"
     );
     // Known label values start at zero, so a rate is defined from the first scrape.
-    for result in ["applied", "duplicate", "refused", "unknown", "failed"] {
-        ::metrics::counter!(SUBMITS, "result" => result).increment(0);
+    for result in Submit::ALL {
+        ::metrics::counter!(SUBMITS, "result" => result.label()).increment(0);
     }
     ::metrics::counter!(PERIODS_CLOSED).increment(0);
     describe_counter!(
@@ -104,27 +104,52 @@ pub fn describe() {
     );
 }
 
-/// The `result` label of a score update's answer.
-pub fn submit_result(result: &Result<Submission, Error>) -> &'static str {
-    match result {
-        Ok(s) if s.applied => "applied",
-        Ok(_) => "duplicate",
-        Err(e) if e.is_unknown() => "unknown",
-        Err(Error::Store(_)) => "failed",
-        Err(_) => "refused",
+/// The answer to a score update, as `leaguekit_submits_total` labels it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Submit {
+    /// The update was applied.
+    Applied,
+    /// A request id seen before: answered as the first time, nothing written again.
+    Duplicate,
+    /// Bad input or a closed period: nothing written.
+    Refused,
+    /// The store failed after the update may have been applied.
+    Unknown,
+    /// The store failed before anything was written.
+    Failed,
+}
+
+impl Submit {
+    /// Every result, in the order the table above lists them.
+    pub const ALL: [Submit; 5] = [
+        Submit::Applied,
+        Submit::Duplicate,
+        Submit::Refused,
+        Submit::Unknown,
+        Submit::Failed,
+    ];
+
+    /// The `result` label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Submit::Applied => "applied",
+            Submit::Duplicate => "duplicate",
+            Submit::Refused => "refused",
+            Submit::Unknown => "unknown",
+            Submit::Failed => "failed",
+        }
     }
 }
 
 /// Counts one score update's answer.
-pub(crate) fn submitted(result: &Result<Submission, Error>) {
-    ::metrics::counter!(SUBMITS, "result" => submit_result(result)).increment(1);
+pub(crate) fn submitted(result: Submit) {
+    ::metrics::counter!(SUBMITS, "result" => result.label()).increment(1);
 }
 
-/// Counts a placement the store just made (not a repeated join).
-pub(crate) fn joined(joined: &Joined) {
-    if joined.new {
-        ::metrics::counter!(JOINS, "tier" => joined.tier.clone()).increment(1);
-    }
+/// Counts a placement the store just made in `tier` (not a repeated join).
+pub(crate) fn joined(tier: &str) {
+    ::metrics::counter!(JOINS, "tier" => tier.to_owned()).increment(1);
 }
 
 /// Counts a store operation that failed for good, and hands its error back.
@@ -167,24 +192,12 @@ impl Drop for RolloverTimer {
     }
 }
 
-/// Sets `leaguekit_players{tier}` from the current period's join counters (one store
-/// read). The scheduler calls it after every run and `leaguekit serve` at every scrape;
-/// a game server that embeds the library without either may call it on its own timer.
-/// A store failure leaves the gauges as they were and is returned.
-pub async fn refresh_players<S: Store>(league: &League<S>) -> Result<(), Error> {
-    for t in league.counts(None).await? {
-        ::metrics::gauge!(PLAYERS, "tier" => t.tier).set(t.players as f64);
-    }
-    Ok(())
+/// Sets `leaguekit_players{tier}` to `players`.
+pub(crate) fn set_players(tier: &str, players: u64) {
+    ::metrics::gauge!(PLAYERS, "tier" => tier.to_owned()).set(players as f64);
 }
 
-/// Asks the store whether it refuses writes now (one store call, see
-/// [`crate::store::LeagueStore::write_refusal`]), sets `leaguekit_store_refuses_writes`
-/// to 1 or 0, and returns why it refuses them, if it does. `/healthz` and every scrape
-/// of `leaguekit serve` call it; a game server that embeds the library may call it on
-/// its own timer. A store failure leaves the gauge as it was and is returned.
-pub async fn refresh_write_state<S: Store>(league: &League<S>) -> Result<Option<String>, Error> {
-    let refusal = league.store().write_refusal().await?;
-    ::metrics::gauge!(STORE_REFUSES_WRITES).set(if refusal.is_some() { 1.0 } else { 0.0 });
-    Ok(refusal)
+/// Sets `leaguekit_store_refuses_writes` to 1 or 0.
+pub(crate) fn set_store_refuses_writes(refuses: bool) {
+    ::metrics::gauge!(STORE_REFUSES_WRITES).set(if refuses { 1.0 } else { 0.0 });
 }

@@ -5,7 +5,7 @@
 //! stopped node); a TLS cluster; scripts that meet an empty script cache after
 //! SCRIPT FLUSH or a slot moved to another node; unix sockets. Each failure must be
 //! a typed error within seconds, whose message says what to check and never
-//! contains the password. URL parsing itself is unit-tested in `src/store/redis/connection/url.rs`.
+//! contains the password. URL parsing itself is unit-tested in `src/store/redis/connection/url/tests.rs`.
 
 mod common;
 
@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use leaguekit::SubmitOptions;
 use leaguekit::store::keys::Keys;
 use leaguekit::store::redis::connection::ConnectError;
-use leaguekit::{League, ManualClock, PeriodId, RedisOptions, RedisStore, Season, StoreError};
+use leaguekit::{League, ManualClock, PeriodId, RedisOptions, RedisStore, Season};
 
 use common::cluster::{
     Cluster, admin as node, cluster_ports, cluster_url, move_slot, slot_owner as owner_of,
@@ -105,10 +105,13 @@ async fn connect_err(url: &str, options: RedisOptions) -> (ConnectError, Duratio
     let began = Instant::now();
     match RedisStore::connect(url, options).await {
         Ok(_) => panic!("{url} connected"),
-        Err(StoreError::Connect(e)) => {
+        Err(e) if ConnectError::of(&e).is_some() => {
             let elapsed = began.elapsed();
             eprintln!("{url}: after {elapsed:?}: {e}");
-            (e, elapsed)
+            (
+                ConnectError::of(&e).cloned().expect("a connect error"),
+                elapsed,
+            )
         }
         Err(other) => panic!("{url}: not a connect error: {other:?}"),
     }

@@ -392,8 +392,8 @@ impl<S: Store> League<S> {
                 results[g.want] = Some(Err(e.into()));
                 continue;
             }
-            if let Some(j) = &g.joined {
-                crate::metrics::joined(j);
+            if let Some(j) = g.joined.as_ref().filter(|j| j.new) {
+                crate::metrics::joined(&j.tier);
             }
             let placed = self.remember(want.player, want.period.id, &state.tier, state.bracket);
             if !g.fresh {

@@ -327,7 +327,9 @@ impl<S: Store> League<S> {
                 }
             }
             recorded?;
-            crate::metrics::joined(&joined);
+            if joined.new {
+                crate::metrics::joined(&joined.tier);
+            }
             let placed = self.remember(player, period.id, &joined.tier, joined.bracket);
             if !fresh {
                 return Ok((placed, None));

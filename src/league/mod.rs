@@ -27,6 +27,7 @@ use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::{BracketKeys, Keys, PeriodKeys};
 mod bulk;
 mod gather;
+mod gauges;
 mod join;
 mod time;
 mod view;

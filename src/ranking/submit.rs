@@ -173,7 +173,7 @@ impl<S: Store> League<S> {
         {
             result = self.submit_one(player, value, &options).await;
         }
-        crate::metrics::submitted(&result);
+        crate::metrics::submitted(submit_label(&result));
         result
     }
 
@@ -416,7 +416,7 @@ impl<S: Store> League<S> {
                     || Err(InputError::Other("internal: missing result".into()).into()),
                 )
             })
-            .inspect(crate::metrics::submitted)
+            .inspect(|r| crate::metrics::submitted(submit_label(r)))
             .collect()
     }
 
@@ -459,4 +459,16 @@ struct Prepared {
     period: Period,
     tick: u64,
     at: DateTime<Utc>,
+}
+
+/// How `leaguekit_submits_total` labels a score update's answer.
+fn submit_label(result: &Result<Submission, Error>) -> crate::metrics::Submit {
+    use crate::metrics::Submit;
+    match result {
+        Ok(s) if s.applied => Submit::Applied,
+        Ok(_) => Submit::Duplicate,
+        Err(e) if e.is_unknown() => Submit::Unknown,
+        Err(Error::Store(_)) => Submit::Failed,
+        Err(_) => Submit::Refused,
+    }
 }

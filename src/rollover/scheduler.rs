@@ -91,7 +91,7 @@ impl<S: Store> Runner<S> {
         let _one = self.running.lock().await;
         let report = on_own_thread(self.league.clone()).await?;
         // The players-per-tier gauge of the `metrics` facade (a no-op without a recorder).
-        let _ = crate::metrics::refresh_players(&self.league).await;
+        let _ = self.league.refresh_players_gauge().await;
         for p in &report.closed {
             info!(
                 why,
@@ -222,7 +222,7 @@ async fn on_own_thread<S: Store>(league: Arc<League<S>>) -> Result<RolloverRepor
         // closed some brackets; the next run finishes it.
         Err(e) => Err(crate::error::StoreError::Unknown {
             op: "rollover",
-            source: redis::RedisError::from(std::io::Error::new(
+            source: crate::error::ErrorSource::new(std::io::Error::new(
                 std::io::ErrorKind::Interrupted,
                 format!("the runtime shut down during the rollover: {e}"),
             )),

@@ -54,26 +54,9 @@ impl ScoreMode {
     }
 }
 
-/// Why an update was refused by the score rules.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ScoreRangeError {
-    /// The resulting score would fall outside `0..=max_score`.
-    #[error(
-        "score would become {result}, outside 0..={max} (current {current}, value {value}); \
-         send a value that keeps the score in range"
-    )]
-    OutOfRange {
-        /// The score before the update.
-        current: u64,
-        /// The submitted value.
-        value: i64,
-        /// The score the update would have produced.
-        result: i128,
-        /// The season's `max_score`.
-        max: u64,
-    },
-}
+/// Why an update was refused by the score rules (defined in `crate::error`, with the
+/// other errors, so that `error` imports nothing of the crate).
+pub use crate::error::ScoreRangeError;
 
 /// The packing parameters of one season: validated once, then used for every update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -36,7 +36,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
 use super::keep_alive::BodyEnded;
-use crate::error::{Error, InputError, StoreError};
+use crate::error::{BackendFailure, Error, InputError, StoreError};
 
 /// An error answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,9 +165,10 @@ impl From<Error> for ApiError {
             Error::Store(StoreError::PeriodClosed) => (StatusCode::CONFLICT, "period_closed"),
             Error::Store(StoreError::Time(_)) => (StatusCode::CONFLICT, "not_started"),
             // Redis's memory is full under noeviction: it refuses writes, reads work.
-            Error::Store(StoreError::Redis(r)) if r.code() == Some("OOM") => {
-                (StatusCode::SERVICE_UNAVAILABLE, "store_full")
-            }
+            Error::Store(StoreError::Backend {
+                kind: BackendFailure::Full,
+                ..
+            }) => (StatusCode::SERVICE_UNAVAILABLE, "store_full"),
             Error::Store(_) => (StatusCode::SERVICE_UNAVAILABLE, "store_unavailable"),
             Error::Config(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
@@ -340,12 +341,10 @@ mod tests {
     /// "Not sent" is its own 503 with `Retry-After`; an unknown update names its `at`.
     #[test]
     fn store_outcomes_have_their_own_answers() {
-        let refused =
-            redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
-        let e = ApiError::from(Error::from(StoreError::unreachable(
-            &refused,
-            Duration::from_millis(1200),
-        )));
+        let e = ApiError::from(Error::from(StoreError::Unreachable {
+            reason: "connection refused".to_owned(),
+            retry_after: Duration::from_millis(1200),
+        }));
         assert_eq!(
             (e.status, e.code),
             (StatusCode::SERVICE_UNAVAILABLE, "store_unreachable")
@@ -359,7 +358,8 @@ mod tests {
         let at = DateTime::parse_from_rfc3339("2026-01-05T10:00:00Z")
             .expect("time")
             .with_timezone(&Utc);
-        let timeout = redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut));
+        let timeout =
+            crate::error::ErrorSource::new(std::io::Error::from(std::io::ErrorKind::TimedOut));
         let e = ApiError::from(Error::from(
             StoreError::Unknown {
                 op: "update",

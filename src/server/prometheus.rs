@@ -99,8 +99,8 @@ pub(super) async fn render<S: Store>(State(app): State<Arc<App<S>>>) -> Response
     // A store that fails or is slow leaves the gauges as they were: a scrape during an
     // outage still answers, at once.
     let (players, writes) = tokio::join!(
-        tokio::time::timeout(REFRESH, crate::metrics::refresh_players(&app.league)),
-        tokio::time::timeout(REFRESH, crate::metrics::refresh_write_state(&app.league)),
+        tokio::time::timeout(REFRESH, app.league.refresh_players_gauge()),
+        tokio::time::timeout(REFRESH, app.league.refresh_write_state()),
     );
     match players {
         Ok(Ok(())) => {}

@@ -134,11 +134,10 @@ async fn an_evicting_policy_is_refused_at_connect_unless_allowed() {
         let e = RedisStore::connect(&server.url(), RedisOptions::default())
             .await
             .expect_err("an evicting policy");
-        match &e {
-            leaguekit::StoreError::Connect(leaguekit::ConnectError::EvictingPolicy {
-                policy: found,
-                ..
-            }) => assert_eq!(found, policy),
+        match leaguekit::ConnectError::of(&e) {
+            Some(leaguekit::ConnectError::EvictingPolicy { policy: found, .. }) => {
+                assert_eq!(found, policy)
+            }
             other => panic!("{policy}: {other:?}"),
         }
         let message = e.to_string();
@@ -172,9 +171,8 @@ async fn an_evicting_policy_is_refused_at_connect_unless_allowed() {
         .expect_err("an evicting policy behind a refused CONFIG");
     assert!(
         matches!(
-            &e,
-            leaguekit::StoreError::Connect(leaguekit::ConnectError::EvictingPolicy { policy, .. })
-                if policy == "allkeys-lfu"
+            leaguekit::ConnectError::of(&e),
+            Some(leaguekit::ConnectError::EvictingPolicy { policy, .. }) if policy == "allkeys-lfu"
         ),
         "{e:?}"
     );
@@ -200,11 +198,8 @@ async fn every_cluster_master_is_checked() {
     let e = RedisStore::connect(&cluster.url(), RedisOptions::default())
         .await
         .expect_err("one evicting master");
-    match &e {
-        leaguekit::StoreError::Connect(leaguekit::ConnectError::EvictingPolicy {
-            target,
-            policy,
-        }) => {
+    match leaguekit::ConnectError::of(&e) {
+        Some(leaguekit::ConnectError::EvictingPolicy { target, policy }) => {
             assert_eq!(policy, "allkeys-lru");
             assert!(target.ends_with(&format!(":{evicting}")), "{target}");
         }

@@ -46,7 +46,7 @@ pub(crate) async fn healthz<S: Store>(
     }
     let check = async {
         app.league.store().now().await?;
-        crate::metrics::refresh_write_state(&app.league).await
+        app.league.refresh_write_state().await
     };
     match tokio::time::timeout(STORE_CHECK, check).await {
         Ok(Ok(None)) => Ok(Json(HealthOut {

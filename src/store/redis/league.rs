@@ -453,7 +453,7 @@ pub(super) fn parse_record_states(
     Ok(items
         .into_iter()
         .map(|item| match item {
-            Value::ServerError(e) => Err(StoreError::Redis(e.into())),
+            Value::ServerError(e) => Err(super::failure::backend(e.into())),
             Value::Array(what) => Err(protocol(format!(
                 "record_state found data it did not write: {}",
                 what.get(1)
@@ -491,7 +491,7 @@ pub(super) fn parse_snapshots(
     let mut out = Vec::with_capacity(n);
     while let Some(head) = items.next() {
         out.push(match head {
-            Value::ServerError(e) => Err(StoreError::Redis(e.into())),
+            Value::ServerError(e) => Err(super::failure::backend(e.into())),
             // The number of reward strings, after the state, the profile and the
             // profile's deadline.
             Value::Int(rewards) => {
@@ -669,7 +669,10 @@ mod tests {
         assert_eq!(first.profile.1, 4);
         assert_eq!(first.profile_deadline, Some(1_900_000_000));
         assert_eq!(first.rewards.len(), 1);
-        assert!(matches!(answers.next(), Some(Err(StoreError::Redis(_)))));
+        assert!(matches!(
+            answers.next(),
+            Some(Err(StoreError::Backend { .. }))
+        ));
         assert!(matches!(answers.next(), Some(Err(StoreError::Protocol(_)))));
         let last = answers.next().and_then(Result::ok).expect("new player");
         assert!(last.state.is_none() && last.rewards.is_empty() && last.profile_deadline.is_none());

@@ -90,7 +90,7 @@ impl RedisStore {
                     Ok(value) => value,
                     Err(e) => match e.try_into() {
                         Ok(server) => Value::ServerError(server),
-                        Err(e) => return Err(StoreError::Redis(e)),
+                        Err(e) => return Err(super::failure::backend(e)),
                     },
                 };
                 vec![(None, answer)]
@@ -114,7 +114,7 @@ impl RedisStore {
             match answer {
                 Value::ServerError(e) if e.code() == "OOM" => full.push(node),
                 Value::ServerError(e) if e.code() == "READONLY" => read_only.push(node),
-                Value::ServerError(e) => return Err(StoreError::Redis(e.into())),
+                Value::ServerError(e) => return Err(super::failure::backend(e.into())),
                 _ => {}
             }
         }

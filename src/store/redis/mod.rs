@@ -37,6 +37,7 @@ mod bracket_scripts;
 mod bulk;
 mod clocked;
 pub mod connection;
+mod failure;
 mod league;
 mod maxmemory;
 mod options;
@@ -368,9 +369,9 @@ impl RedisStore {
     /// checks the server.
     fn store_error(&self, err: RedisError) -> StoreError {
         if err.is_connection_refusal() {
-            StoreError::unreachable(&err, self.outage.retry_after())
+            failure::unreachable(&err, self.outage.retry_after())
         } else {
-            StoreError::Redis(err)
+            failure::backend(err)
         }
     }
 
@@ -506,15 +507,11 @@ fn may_have_run(err: &RedisError) -> bool {
 /// [`StoreError::Unreachable`] (to be tried again after `wait`) when it was not sent.
 fn write_error(op: &'static str, err: RedisError, wait: Duration) -> StoreError {
     if may_have_run(&err) {
-        StoreError::Unknown {
-            op,
-            source: err,
-            at: None,
-        }
+        failure::unknown(op, err)
     } else if err.is_connection_refusal() {
-        StoreError::unreachable(&err, wait)
+        failure::unreachable(&err, wait)
     } else {
-        StoreError::Redis(err)
+        failure::backend(err)
     }
 }
 
@@ -618,7 +615,7 @@ mod tests {
         }
         assert!(matches!(
             write_error("update", loading, wait),
-            StoreError::Redis(_)
+            StoreError::Backend { .. }
         ));
     }
 

@@ -272,7 +272,7 @@ impl RedisStore {
                         Value::Nil => None,
                         Value::BulkString(text) => Some(text),
                         Value::SimpleString(text) => Some(text.into_bytes()),
-                        Value::ServerError(e) => return Err(StoreError::Redis(e.into())),
+                        Value::ServerError(e) => return Err(super::failure::backend(e.into())),
                         other => return Err(protocol(format!("cached profiles: {other:?}"))),
                     };
                     break (total, board, text, None);
@@ -385,7 +385,7 @@ impl RedisStore {
                     self.page_players_profiles(bracket, board).await
                 }
             }
-            Value::ServerError(e) => Err(StoreError::Redis(e.into())),
+            Value::ServerError(e) => Err(super::failure::backend(e.into())),
             other => Err(protocol(format!("HSCAN reply: {other:?}"))),
         }
     }
@@ -459,7 +459,7 @@ enum Profiles {
 /// pairs (RESP3).
 fn scored_members(v: Value) -> Result<Vec<(Value, Value)>, StoreError> {
     let items = match v {
-        Value::ServerError(e) => return Err(StoreError::Redis(e.into())),
+        Value::ServerError(e) => return Err(super::failure::backend(e.into())),
         v => array(v, "board range")?,
     };
     if items.iter().all(|i| matches!(i, Value::Array(_))) && !items.is_empty() {

@@ -271,13 +271,20 @@ impl RedisStore {
         {
             let mut answers = Vec::with_capacity(group.len());
             for &i in group {
-                answers.push(match self.invoke(op, retry, &calls[i]).await {
+                let call = &calls[i];
+                let result = self
+                    .run(op, retry, |mut con| async move {
+                        call.invoke_async::<Value>(&mut con).await
+                    })
+                    .await;
+                answers.push(match result {
                     Ok(value) => Ok(Ok(value)),
-                    Err(StoreError::Redis(err)) => match write_error(op, err, Duration::ZERO) {
+                    // Not sent: the call's whole answer, as for any other call.
+                    Err(err) if err.is_connection_refusal() => Err(self.store_error(err)),
+                    Err(err) => match write_error(op, err, Duration::ZERO) {
                         unknown @ StoreError::Unknown { .. } => Err(unknown),
                         refused => Ok(Err(refused)),
                     },
-                    Err(other) => Err(other),
                 });
             }
             return answers;
@@ -330,7 +337,7 @@ impl RedisStore {
                 .into_iter()
                 .map(|reply| {
                     Ok(match reply {
-                        Value::ServerError(err) => Err(StoreError::Redis(err.into())),
+                        Value::ServerError(err) => Err(super::failure::backend(err.into())),
                         reply => Ok(reply),
                     })
                 })
@@ -351,12 +358,12 @@ impl RedisStore {
 /// Whether the server answered a call NOSCRIPT: its script is not in the server's
 /// cache, and the call did not run.
 fn is_no_script(e: &StoreError) -> bool {
-    matches!(e, StoreError::Redis(e) if e.code() == Some("NOSCRIPT"))
+    super::failure::code(e) == Some("NOSCRIPT")
 }
 
 /// Whether the server refused a call for keys that span slots.
 fn is_cross_slot(e: &StoreError) -> bool {
-    matches!(e, StoreError::Redis(e) if e.code() == Some("CROSSSLOT"))
+    super::failure::code(e) == Some("CROSSSLOT")
 }
 
 /// The calls' indices by hash tag, in order of first appearance.

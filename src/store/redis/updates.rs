@@ -162,7 +162,7 @@ fn parse_updates(
         .into_iter()
         .zip(tokens)
         .map(|(item, token)| match item {
-            Value::ServerError(e) => Err(StoreError::Redis(e.into())),
+            Value::ServerError(e) => Err(super::failure::backend(e.into())),
             item => update_reply(item, token),
         })
         .collect())
@@ -265,8 +265,8 @@ fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
 pub(super) fn refused(error: &str) -> StoreError {
     let line = format!("-{}\r\n", error.replace(['\r', '\n'], " "));
     match ::redis::parse_redis_value(line.as_bytes()) {
-        Ok(Value::ServerError(e)) => StoreError::Redis(e.into()),
-        Err(e) => StoreError::Redis(e),
+        Ok(Value::ServerError(e)) => super::failure::backend(e.into()),
+        Err(e) => super::failure::backend(e),
         Ok(_) => protocol(format!("update refused: {error}")),
     }
 }
@@ -342,15 +342,14 @@ impl RedisStore {
         answered.await.unwrap_or_else(|_| {
             // The batch's task ended without answering: it panicked, perhaps after
             // the update was sent.
-            Err(StoreError::Unknown {
-                op: "update",
-                source: (
+            Err(super::failure::unknown(
+                "update",
+                (
                     ::redis::ErrorKind::Io,
                     "the batch of gathered updates holding this update stopped before answering",
                 )
                     .into(),
-                at: None,
-            })
+            ))
         })
     }
 

@@ -9,6 +9,34 @@
 //! holding many keys is seconds. So the store follows the redirection itself:
 //! [`Routed`] sends the same commands to the node ASK named, each preceded by `ASKING`,
 //! in one pipeline routed to that node by redis-rs's own `route_pipeline`.
+//!
+//! **Upstream.** In redis-rs 1.8.1 a redirection is a retry: `choose_response`
+//! (`cluster_handling/async_connection/request.rs`) follows `RetryMethod::AskRedirect`
+//! only while `request.retry < number_of_retries`, and its own unit test
+//! `should_redirect_and_retry_on_ask_error_if_retries_remain` asserts that, retries
+//! spent, the ASK error goes to the caller. There is no separate redirection limit;
+//! redis-rs#1186 and #1222 dealt with the same family (a `retries(0)` connection that
+//! never refreshed its topology, because errors were handled only on retries).
+//! Minimal reproduction: on a three-master cluster, `CLUSTER SETSLOT s IMPORTING <src>`
+//! on the target, `CLUSTER SETSLOT s MIGRATING <dst>` on the owner, `MIGRATE` one key
+//! of slot `s`; a `GET` of that key on a `ClusterClientBuilder::new(..).retries(0)`
+//! connection fails with `ASK s <dst>` instead of answering (tests/cluster_faults.rs
+//! moves slots under writers this way).
+//!
+//! **Removal.** This module goes when redis-rs follows MOVED/ASK outside the retry
+//! budget (or with a redirection limit of its own), or when no write needs the
+//! non-resending connection. The writes that need it are a score update without a
+//! request id and a reward claim without a claim id (`Retry::NotExecuted`); every
+//! other write is idempotent. Giving those two an idempotency key of leaguekit's own
+//! (the per-call attempt token already sent with each update would serve) would let
+//! them use the resending connection, and remove this module, the second cluster
+//! connection and its [`super::Renewing`]. The cost is memory and one `SET NX GET` per
+//! call: a key per update kept for the season's `idempotency_window` (1 h: 3,600 keys,
+//! about 100 bytes each, per update/s, so ~360 MB at 1,000 updates/s), where today
+//! only callers that send a request id pay it. The sequential bench measured no
+//! throughput cost for the request id itself (12,998/s with one, 12,352/s without,
+//! docs/performance.md); the memory is what decides, and it is not taken here: a game
+//! server that wants resend-safe updates already sends request ids.
 
 use redis::aio::ConnectionLike;
 use redis::cluster_routing::SingleNodeRoutingInfo;

@@ -1,6 +1,17 @@
 //! Why a Redis URL cannot be used ([`UrlError`]) and why a connection could not be
 //! opened ([`ConnectError`], classified from what redis-rs and the server reported),
 //! each with what to check; no message contains the password.
+//!
+//! A workaround of redis-rs 1.8.1: a TLS failure is recognised by rustls's wording
+//! ([`tls_hint`]). redis-rs wraps the handshake's `io::Error` (whose inner error is
+//! rustls's typed `rustls::Error`) in an `Arc`, and `RedisError::source()` hands out
+//! the `Arc` itself, so `downcast_ref::<std::io::Error>()` on it fails and the typed
+//! error cannot be reached (`errors/redis_error.rs`: `ErrorRepr::Internal`; its
+//! accessor `as_io_error` is crate-private). Reproduction: connect with `rediss://` to
+//! a server whose CA is not trusted; the error's kind is `Io` and only its text says
+//! `invalid peer certificate: UnknownIssuer`. Removal: when redis-rs exposes the I/O
+//! error (a public `as_io_error`, or a `source()` that is the `io::Error`), match
+//! `rustls::Error` and `CertificateError` instead of text.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,6 +20,7 @@ use redis::{ErrorKind, RedisError};
 
 use super::url::FORMS;
 use super::*;
+use crate::error::{ErrorSource, StoreError};
 
 // ---------------------------------------------------------------------------------
 // Errors while connecting
@@ -133,6 +145,24 @@ pub enum ConnectError {
     },
 }
 
+/// A connection that could not be opened, as the store reports it
+/// ([`StoreError::Connect`], whose [`ErrorSource::downcast_ref`] gives this error back).
+impl From<ConnectError> for StoreError {
+    fn from(err: ConnectError) -> StoreError {
+        StoreError::Connect(ErrorSource::new(err))
+    }
+}
+
+impl ConnectError {
+    /// The connection error `e` reports, when it is one ([`StoreError::Connect`]).
+    pub fn of(e: &StoreError) -> Option<&ConnectError> {
+        match e {
+            StoreError::Connect(source) => source.downcast_ref(),
+            _ => None,
+        }
+    }
+}
+
 /// What one failed connection attempt means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Failure {
@@ -238,7 +268,7 @@ pub(crate) fn tls_hint(text: &str) -> Option<&'static str> {
 
 /// `as user "x"` / `as the default user` / `without credentials`, for messages.
 pub(crate) fn who(url: &RedisUrl) -> String {
-    match (&url.username, url.has_password()) {
+    match (url.username(), url.has_password()) {
         (Some(user), _) => format!("as user {user:?}"),
         (None, true) => "as the default user".to_owned(),
         (None, false) => "without credentials (the server needs a user name and password: \
@@ -267,7 +297,7 @@ pub(crate) fn connect_error(
         },
         Failure::Unreachable => ConnectError::Unreachable {
             target,
-            hint: if !url.scheme.is_tls() {
+            hint: if !url.scheme().is_tls() {
                 "; a server that only speaks TLS needs rediss:// (it closes plaintext \
                  connections)"
             } else if err.is_timeout() {
@@ -321,6 +351,16 @@ pub enum UrlError {
         host: String,
         /// What is wrong with it.
         why: &'static str,
+    },
+    /// A host redis-rs refuses to connect to (such as a wildcard address, 0.0.0.0).
+    #[error(
+        "cannot connect to host {host:?} of the Redis URL: {why}; name the server's own address"
+    )]
+    Unusable {
+        /// The host as written.
+        host: String,
+        /// What redis-rs said.
+        why: String,
     },
     /// A port that is not a number in 1..=65535.
     #[error(

@@ -4,10 +4,10 @@
 //! commands, scripts and pipelines; [`crate::store::redis`] only decides what to send
 //! and when a failed command may be sent again.
 //!
-//! - [`RedisUrl`] parses the URL forms (`redis://`, `rediss://`, `redis+cluster://`,
-//!   `rediss+cluster://`, and unix sockets). redis-rs parses neither cluster URLs nor
-//!   host lists, so the parsing is ours; a bad URL is a [`UrlError`] that says what is
-//!   wrong and never repeats the password.
+//! - [`RedisUrl`] reads the URL forms (`redis://`, `rediss://`, `redis+cluster://`,
+//!   `rediss+cluster://`, and unix sockets): redis-rs parses each node's URL, leaguekit
+//!   adds the cluster seed lists, the credentials' handling and its own checks; a bad
+//!   URL is a [`UrlError`] that says what is wrong and never repeats the password.
 //! - TLS uses redis-rs's rustls backend. The trusted roots are the system's (read by
 //!   `rustls-native-certs`, which honours `SSL_CERT_FILE` and `SSL_CERT_DIR` as
 //!   OpenSSL does) plus an optional CA file for a private CA; a client certificate
@@ -16,11 +16,25 @@
 //! - [`RedisConnection`] is a single node's [`ConnectionManager`] or a Redis Cluster
 //!   [`ClusterConnection`], behind redis-rs's own [`redis::aio::ConnectionLike`], so
 //!   script invocations, commands and pipelines run on either unchanged.
+//!
+//! Workarounds of redis-rs 1.8.1, each with its upstream reference, reproduction and
+//! the condition for removing it in its module: `Renewing` (`renew.rs`, a cluster
+//! connection that wedges), `Routed` (`asking.rs`, ASK on a connection that never
+//! resends), the TLS classification by rustls's wording (`errors.rs`), and this one:
+//!
 //! - Connecting first checks each node with one plain connection and `INFO server`,
 //!   so that a wrong password, a refused certificate, a server in the wrong mode or
-//!   older than Redis 7.0 is a
-//!   [`ConnectError`] on the first answer rather than after the connection manager's
-//!   reconnection loop; only an unreachable server is tried again.
+//!   older than Redis 7.0 is a [`ConnectError`] on the first answer rather than after
+//!   the connection manager's reconnection loop; only an unreachable server is tried
+//!   again. Upstream: `ConnectionManager::new_with_config` opens its first connection
+//!   with `get_conn.retry(exponential_backoff)` (`aio/connection_manager.rs`,
+//!   `new_connection`), which retries every error, a refused password included, for
+//!   the whole backoff; redis-rs#1717 (open, "Fix ConnectionManager retry behavior")
+//!   is the upstream work on that loop. Reproduction: a manager with
+//!   `set_number_of_retries(6)` and a wrong password answers `WRONGPASS` only after
+//!   the six waits. Removal: when the manager's first connection fails at once on an
+//!   error that is not a connection failure; the version check (`ServerVersion`)
+//!   would then move to the first command.
 
 mod asking;
 mod errors;
@@ -160,31 +174,23 @@ pub(crate) async fn open(
 ) -> Result<Opened, ConnectError> {
     let url = RedisUrl::parse(url)?;
     install_crypto_provider();
-    let tls = if url.scheme.is_tls() {
+    let tls = if url.scheme().is_tls() {
         Some(tls_certificates(options)?)
     } else {
         if options.ca_file.is_some() || options.client_cert.is_some() {
             return Err(ConnectError::Options(format!(
                 "RedisOptions has a CA file or client certificate, but the URL is {}:// \
                  (no TLS); use rediss:// (or rediss+cluster://) to connect over TLS",
-                url.scheme
+                url.scheme()
             )));
         }
         None
     };
     let began = Instant::now();
     let fail = |err: RedisError| connect_error(&url, url.target(), err, 1, began.elapsed());
-    let infos: Vec<(String, ConnectionInfo)> = if url.nodes.is_empty() {
-        vec![(url.target(), url.connection_info(None).map_err(fail)?)]
-    } else {
-        url.nodes
-            .iter()
-            .map(|node| Ok((node.to_string(), url.connection_info(Some(node))?)))
-            .collect::<redis::RedisResult<_>>()
-            .map_err(fail)?
-    };
+    let infos = url.node_infos();
     check_nodes(&url, &infos, tls.as_ref(), options, began).await?;
-    if url.scheme.is_cluster() {
+    if url.scheme().is_cluster() {
         let nodes: Vec<ConnectionInfo> = infos.into_iter().map(|(_, info)| info).collect();
         let recipe = |retries| renew::Recipe {
             nodes: nodes.clone(),

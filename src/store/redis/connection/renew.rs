@@ -30,6 +30,23 @@
 //! `cluster_response_timeout` (10 s) leaves a request that met a wedge time to be
 //! retried within its caller's patience; `tests/cluster_faults.rs` saw requests fail
 //! after 20 to 30 s of successive wedged attempts before this.
+//!
+//! **Upstream.** The wedge is the lock-across-await deadlock of redis-rs's cluster
+//! connection: redis-rs#882 fixed one instance of it (a request holding the
+//! connection map's read lock across an await while a slot refresh waited for the
+//! write lock); in 1.8.1 the map's lock (`conn_lock`) is still tokio's async
+//! `RwLock`, taken by requests that the refresh waiting for its write lock has stopped
+//! polling. redis-rs#2092 (a refresh holding the lock blocks every call) and #1953
+//! (open: `get_async_connection` sometimes hangs) are reports about the same lock.
+//! valkey-glide's fork removed it by making that lock synchronous (valkey-glide#2643).
+//! Minimal reproduction: `tests/cluster_faults.rs`, slots moved under 50 writers
+//! with this module disabled (about one run in three wedges; the refresh logs
+//! "waiting for the write lock" and nothing after).
+//!
+//! **Removal.** When a redis-rs release takes the connection map's lock without an
+//! await (as valkey-glide#2643 did), and
+//! tests/cluster_faults.rs passes repeatedly with `Renewing` bypassed. No idempotency
+//! design removes it: a wedged connection answers nothing, whatever the request.
 
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};

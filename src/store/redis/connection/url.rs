@@ -1,21 +1,30 @@
-//! Redis URLs: the four schemes with `user:password@`, host lists for clusters, an
-//! optional database, and unix sockets. redis-rs parses neither cluster URLs nor host
-//! lists, so the parsing is ours; a bad URL is a [`UrlError`] that says what is wrong
-//! and never repeats the password.
+//! Redis URLs. redis-rs parses each node's URL (its `IntoConnectionInfo` for the
+//! `url` crate's `Url`, the parser it uses itself); what is leaguekit's own:
+//!
+//! - the cluster schemes and their seed lists: `redis+cluster://a:1,b:2` is one
+//!   redis-rs URL per seed, with the same credentials and parameters;
+//! - the credentials: they end at the last `@` (a password may hold `@`, `/`, `?` or
+//!   `#` unescaped), are percent-decoded strictly, are handed to redis-rs apart from
+//!   the URL, and no error, `Display` or `Debug` repeats the password;
+//! - the checks redis-rs does not make, each a typed [`UrlError`] that says what to
+//!   write: a user name without a password (redis-rs would not log in at all), port 0,
+//!   a database that is not `/N` or not 0 on a cluster, an unknown `?parameter`, a
+//!   `#fragment` (redis-rs's `#insecure` turns certificate checks off; leaguekit
+//!   always verifies them), several hosts for one server, a host that is no host name.
+//!
+//! The url crate's own errors (a bad port, an IPv6 address) become the same typed
+//! errors.
 
-use super::errors::UrlError;
 use std::fmt;
-use std::net::Ipv6Addr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
 use percent_encoding::percent_decode_str;
-
-use super::DEFAULT_PORT;
 use redis::{
-    ConnectionAddr, ConnectionInfo, ErrorKind, IntoConnectionInfo, ProtocolVersion,
-    RedisConnectionInfo,
+    ConnectionAddr, ConnectionInfo, IntoConnectionInfo, ProtocolVersion, RedisConnectionInfo,
 };
+
+use super::errors::UrlError;
 
 /// The URL forms, for error messages.
 pub(super) const FORMS: &str = "redis://[user:password@]host[:port][/db], \
@@ -23,9 +32,6 @@ pub(super) const FORMS: &str = "redis://[user:password@]host[:port][/db], \
      redis+cluster://[user:password@]host:port,host:port,... (Redis Cluster), \
      rediss+cluster://[user:password@]host:port,... (Redis Cluster over TLS), \
      or unix:///path/to/redis.sock";
-
-// ---------------------------------------------------------------------------------
-// URLs
 
 /// The kind of deployment a [`RedisUrl`] names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,16 +138,13 @@ impl fmt::Display for NodeAddr {
 /// percent-decoded, so a password with `@`, `:`, `/` or `%` is written `%40`, `%3A`,
 /// `%2F`, `%25` (an unescaped `@` or `/` in the password also works: the credentials
 /// end at the last `@`). `?protocol=resp3` selects RESP3.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct RedisUrl {
-    pub(crate) scheme: Scheme,
-    pub(crate) nodes: Vec<NodeAddr>,
-    pub(crate) socket: Option<PathBuf>,
-    pub(crate) username: Option<String>,
-    pub(crate) password: Option<String>,
-    pub(crate) db: i64,
-    pub(crate) resp3: bool,
+    scheme: Scheme,
+    nodes: Vec<NodeAddr>,
+    /// redis-rs's settings for each node (one for one server or a socket).
+    infos: Vec<ConnectionInfo>,
 }
 
 impl RedisUrl {
@@ -156,11 +159,11 @@ impl RedisUrl {
         };
         // Only a well-formed scheme is repeated in an error: text before "://" that
         // is not one could be anything, a password included.
-        let well_formed = !scheme_text.is_empty()
-            && scheme_text
+        if scheme_text.is_empty()
+            || !scheme_text
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-        if !well_formed {
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        {
             return Err(UrlError::MissingScheme);
         }
         let scheme = match scheme_text.to_ascii_lowercase().as_str() {
@@ -168,68 +171,104 @@ impl RedisUrl {
             "rediss" => Scheme::Rediss,
             "redis+cluster" => Scheme::RedisCluster,
             "rediss+cluster" => Scheme::RedissCluster,
-            "unix" | "redis+unix" => return parse_unix(rest),
+            "unix" | "redis+unix" => Scheme::Unix,
             _ => {
                 return Err(UrlError::UnknownScheme {
                     scheme: scheme_text.to_owned(),
                 });
             }
         };
+        let unix = scheme == Scheme::Unix;
         // The credentials end at the last '@': a password may hold an unescaped '@',
         // '/', '?' or '#', and none of that may end up in a host, a path or an error.
-        let (userinfo, rest) = match rest.rfind('@') {
-            Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
-            None => (None, rest),
+        // (A unix URL has them in its query.)
+        let (mut credentials, rest) = match rest.rfind('@').filter(|_| !unix) {
+            Some(at) => (Credentials::parse(&rest[..at])?, &rest[at + 1..]),
+            None => (Credentials::default(), rest),
         };
-        let (username, password) = match userinfo {
-            None => (None, None),
-            Some(info) => parse_userinfo(info)?,
-        };
-        if rest.contains('#') {
+        if rest.contains('#') && !unix {
             return Err(UrlError::Fragment);
         }
-        let (before_query, query) = match rest.split_once('?') {
+        let (before, query) = match rest.split_once('?') {
             Some((before, query)) => (before, Some(query)),
             None => (rest, None),
         };
-        let (authority, path) = match before_query.find('/') {
-            Some(slash) => (&before_query[..slash], &before_query[slash..]),
-            None => (before_query, ""),
-        };
-        if authority.is_empty() {
+        let (authority, path) = before.split_at(before.find('/').unwrap_or(before.len()));
+        if unix && (!authority.is_empty() || path.len() < 2) {
+            return Err(UrlError::BadSocket);
+        } else if unix {
+            decode(path, "socket path")?;
+        } else if authority.is_empty() {
             return Err(UrlError::MissingHost);
+        } else {
+            check_db(path, scheme)?;
         }
-        let nodes = authority
-            .split(',')
-            .enumerate()
-            .map(|(i, text)| parse_node(text, i + 1))
-            .collect::<Result<Vec<_>, _>>()?;
-        if !scheme.is_cluster() && nodes.len() > 1 {
-            return Err(UrlError::SeveralHosts { scheme });
-        }
-        let db = parse_db(path, scheme)?;
-        let mut url = RedisUrl {
-            scheme,
-            nodes,
-            socket: None,
-            username,
-            password,
-            db,
-            resp3: false,
-        };
+        // The parameters redis-rs reads; the credentials of a unix URL are decoded here.
+        let mut kept = Vec::new();
         for (name, value) in query_pairs(query) {
-            match name {
-                "protocol" => url.resp3 = parse_protocol(value)?,
-                "" => {}
-                other => {
+            match (name, unix) {
+                ("protocol", _) => check_protocol(value)?,
+                ("db", true) => check_db(value, scheme)?,
+                ("user", true) => credentials.user = Some(decode(value, "user name")?),
+                ("pass" | "password", true) => {
+                    credentials.password = Some(decode(value, "password")?);
+                }
+                ("", _) => {}
+                (other, _) => {
                     return Err(UrlError::UnknownParameter {
                         name: other.to_owned(),
-                        known: "protocol",
+                        known: if unix {
+                            "db, user, pass, protocol"
+                        } else {
+                            "protocol"
+                        },
                     });
                 }
             }
+            if matches!(name, "protocol" | "db") {
+                kept.push(format!("{name}={}", value.to_ascii_lowercase()));
+            }
         }
-        Ok(url)
+        if credentials.user.is_some() && credentials.password.is_none() {
+            return Err(UrlError::UserWithoutPassword);
+        }
+        let tail = format!("{path}?{}", kept.join("&"));
+        if unix {
+            let info = ::url::Url::parse(&format!("unix://{tail}"))
+                .ok()
+                .and_then(|url| url.into_connection_info().ok())
+                .ok_or(UrlError::BadSocket)?;
+            let infos = vec![credentials.apply(info)];
+            let nodes = Vec::new();
+            return Ok(RedisUrl {
+                scheme,
+                nodes,
+                infos,
+            });
+        }
+        let hosts: Vec<&str> = authority.split(',').collect();
+        if !scheme.is_cluster() && hosts.len() > 1 {
+            return Err(UrlError::SeveralHosts { scheme });
+        }
+        let node_scheme = if scheme.is_tls() { "rediss" } else { "redis" };
+        let (mut nodes, mut infos) = (Vec::new(), Vec::new());
+        for (i, host) in hosts.into_iter().enumerate() {
+            let info = node_info(node_scheme, host, &tail, i + 1)?;
+            let (ConnectionAddr::Tcp(name, port)
+            | ConnectionAddr::TcpTls {
+                host: name, port, ..
+            }) = info.addr()
+            else {
+                return Err(UrlError::MissingHost);
+            };
+            nodes.push(NodeAddr::new(name.clone(), *port));
+            infos.push(credentials.apply(info));
+        }
+        Ok(RedisUrl {
+            scheme,
+            nodes,
+            infos,
+        })
     }
 
     /// What the URL names.
@@ -244,32 +283,36 @@ impl RedisUrl {
 
     /// The unix socket, for `unix://` URLs.
     pub fn socket(&self) -> Option<&Path> {
-        self.socket.as_deref()
+        match self.infos.first().map(ConnectionInfo::addr) {
+            Some(ConnectionAddr::Unix(path)) => Some(path),
+            _ => None,
+        }
     }
 
     /// The ACL user to log in as, if any (`None` with a password is the default user).
     pub fn username(&self) -> Option<&str> {
-        self.username.as_deref()
+        self.settings().and_then(RedisConnectionInfo::username)
     }
 
     /// Whether the URL carries a password (which no accessor, `Display` or `Debug` shows).
     pub fn has_password(&self) -> bool {
-        self.password.is_some()
+        self.password().is_some()
     }
 
     /// The database number (always 0 for a cluster).
     pub fn db(&self) -> i64 {
-        self.db
+        self.settings().map_or(0, RedisConnectionInfo::db)
     }
 
     /// Whether `?protocol=resp3` was given.
     pub fn resp3(&self) -> bool {
-        self.resp3
+        self.settings()
+            .is_some_and(|s| s.protocol() == ProtocolVersion::RESP3)
     }
 
     /// Where this URL points, for messages: `host:port`, the seed list, or the socket.
     pub fn target(&self) -> String {
-        if let Some(socket) = &self.socket {
+        if let Some(socket) = self.socket() {
             return socket.display().to_string();
         }
         let nodes: Vec<String> = self.nodes.iter().map(NodeAddr::to_string).collect();
@@ -280,37 +323,37 @@ impl RedisUrl {
         }
     }
 
-    /// The redis-rs connection settings of one node (or of the socket).
-    pub(crate) fn connection_info(
-        &self,
-        node: Option<&NodeAddr>,
-    ) -> redis::RedisResult<ConnectionInfo> {
-        let addr = match (node, &self.socket) {
-            (Some(node), _) if self.scheme.is_tls() => ConnectionAddr::TcpTls {
-                host: node.host.clone(),
-                port: node.port,
-                // Certificates and host names are always verified.
-                insecure: false,
-                tls_params: None,
-            },
-            (Some(node), _) => ConnectionAddr::Tcp(node.host.clone(), node.port),
-            (None, Some(socket)) => ConnectionAddr::Unix(socket.clone()),
-            // A parsed URL always has a node or a socket.
-            (None, None) => return Err((ErrorKind::InvalidClientConfig, "no host").into()),
-        };
-        let mut redis = RedisConnectionInfo::default().set_db(self.db);
-        if self.resp3 {
-            redis = redis.set_protocol(ProtocolVersion::RESP3);
+    /// redis-rs's settings for each node (or the socket), with where it is for messages.
+    pub(crate) fn node_infos(&self) -> Vec<(String, ConnectionInfo)> {
+        if self.nodes.is_empty() {
+            return self
+                .infos
+                .iter()
+                .map(|i| (self.target(), i.clone()))
+                .collect();
         }
-        if let Some(user) = &self.username {
-            redis = redis.set_username(user);
-        }
-        if let Some(password) = &self.password {
-            redis = redis.set_password(password);
-        }
-        Ok(addr.into_connection_info()?.set_redis_settings(redis))
+        let names = self.nodes.iter().map(NodeAddr::to_string);
+        names.zip(self.infos.iter().cloned()).collect()
+    }
+
+    /// The settings every node shares (credentials, database, protocol).
+    fn settings(&self) -> Option<&RedisConnectionInfo> {
+        self.infos.first().map(ConnectionInfo::redis_settings)
+    }
+
+    fn password(&self) -> Option<&str> {
+        self.settings().and_then(RedisConnectionInfo::password)
     }
 }
+
+impl PartialEq for RedisUrl {
+    fn eq(&self, other: &Self) -> bool {
+        // Display shows everything but the password.
+        self.to_string() == other.to_string() && self.password() == other.password()
+    }
+}
+
+impl Eq for RedisUrl {}
 
 impl FromStr for RedisUrl {
     type Err = UrlError;
@@ -323,39 +366,31 @@ impl FromStr for RedisUrl {
 impl fmt::Display for RedisUrl {
     /// The URL with the password replaced by `***`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(socket) = &self.socket {
+        if let Some(socket) = self.socket() {
             write!(f, "unix://{}", socket.display())?;
-            let mut sep = '?';
-            if self.db != 0 {
-                write!(f, "{sep}db={}", self.db)?;
-                sep = '&';
-            }
-            if let Some(user) = &self.username {
-                write!(f, "{sep}user={user}")?;
-                sep = '&';
-            }
-            if self.password.is_some() {
-                write!(f, "{sep}pass=***")?;
-                sep = '&';
-            }
-            if self.resp3 {
-                write!(f, "{sep}protocol=resp3")?;
+            let db = (self.db() != 0).then(|| format!("db={}", self.db()));
+            let user = self.username().map(|u| format!("user={u}"));
+            let pass = self.has_password().then(|| "pass=***".to_owned());
+            let resp3 = self.resp3().then(|| "protocol=resp3".to_owned());
+            let query: Vec<String> = [db, user, pass, resp3].into_iter().flatten().collect();
+            if !query.is_empty() {
+                write!(f, "?{}", query.join("&"))?;
             }
             return Ok(());
         }
         write!(f, "{}://", self.scheme)?;
-        match (&self.username, &self.password) {
-            (Some(user), Some(_)) => write!(f, "{user}:***@")?,
-            (Some(user), None) => write!(f, "{user}@")?,
-            (None, Some(_)) => write!(f, ":***@")?,
-            (None, None) => {}
+        match (self.username(), self.has_password()) {
+            (Some(user), true) => write!(f, "{user}:***@")?,
+            (Some(user), false) => write!(f, "{user}@")?,
+            (None, true) => write!(f, ":***@")?,
+            (None, false) => {}
         }
         let nodes: Vec<String> = self.nodes.iter().map(NodeAddr::to_string).collect();
         write!(f, "{}/", nodes.join(","))?;
-        if self.db != 0 {
-            write!(f, "{}", self.db)?;
+        if self.db() != 0 {
+            write!(f, "{}", self.db())?;
         }
-        if self.resp3 {
+        if self.resp3() {
             write!(f, "?protocol=resp3")?;
         }
         Ok(())
@@ -363,49 +398,61 @@ impl fmt::Display for RedisUrl {
 }
 
 impl fmt::Debug for RedisUrl {
+    /// The URL as [`Display`](fmt::Display) shows it, without the password.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisUrl")
-            .field("scheme", &self.scheme)
-            .field("nodes", &self.nodes)
-            .field("socket", &self.socket)
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "***"))
-            .field("db", &self.db)
-            .field("resp3", &self.resp3)
-            .finish()
+        f.debug_tuple("RedisUrl").field(&self.to_string()).finish()
     }
 }
 
-/// `user:password` or `:password`, percent-decoded.
-pub(crate) fn parse_userinfo(info: &str) -> Result<(Option<String>, Option<String>), UrlError> {
-    let Some((user, password)) = info.split_once(':') else {
-        if info.is_empty() {
-            // "redis://@host": nothing given.
-            return Ok((None, None));
+/// The credentials of a URL, decoded, given to redis-rs apart from the URL.
+#[derive(Default)]
+struct Credentials {
+    user: Option<String>,
+    password: Option<String>,
+}
+
+impl Credentials {
+    /// `user:password` or `:password`, percent-decoded.
+    fn parse(info: &str) -> Result<Credentials, UrlError> {
+        let Some((user, password)) = info.split_once(':') else {
+            if info.is_empty() {
+                // "redis://@host": nothing given.
+                return Ok(Credentials::default());
+            }
+            // redis-rs would connect without logging in at all: refuse instead.
+            return Err(UrlError::UserWithoutPassword);
+        };
+        let (user, password) = (decode(user, "user name")?, decode(password, "password")?);
+        // An empty password counts only with a user name (`:@host` is nothing given).
+        let some_password = !user.is_empty() || !password.is_empty();
+        Ok(Credentials {
+            user: (!user.is_empty()).then_some(user),
+            password: some_password.then_some(password),
+        })
+    }
+
+    fn apply(&self, info: ConnectionInfo) -> ConnectionInfo {
+        let mut settings = info.redis_settings().clone();
+        if let Some(user) = &self.user {
+            settings = settings.set_username(user);
         }
-        // redis-rs would connect without logging in at all: refuse instead.
-        return Err(UrlError::UserWithoutPassword);
-    };
-    let user = decode(user, "user name")?;
-    let password = decode(password, "password")?;
-    Ok(match (user.is_empty(), password.is_empty()) {
-        (true, true) => (None, None),
-        (true, false) => (None, Some(password)),
-        (false, _) => (Some(user), Some(password)),
-    })
+        if let Some(password) = &self.password {
+            settings = settings.set_password(password);
+        }
+        info.set_redis_settings(settings)
+    }
 }
 
 /// Percent-decodes `text`; `part` names it in errors, which never show the text.
-pub(crate) fn decode(text: &str, part: &'static str) -> Result<String, UrlError> {
+fn decode(text: &str, part: &'static str) -> Result<String, UrlError> {
     let bytes = text.as_bytes();
-    for (i, b) in bytes.iter().enumerate() {
-        if *b == b'%'
-            && !(i + 2 < bytes.len()
-                && bytes[i + 1].is_ascii_hexdigit()
-                && bytes[i + 2].is_ascii_hexdigit())
-        {
-            return Err(UrlError::BadEscape { part });
-        }
+    let bad = |i: usize| {
+        !(i + 2 < bytes.len()
+            && bytes[i + 1].is_ascii_hexdigit()
+            && bytes[i + 2].is_ascii_hexdigit())
+    };
+    if (0..bytes.len()).any(|i| bytes[i] == b'%' && bad(i)) {
+        return Err(UrlError::BadEscape { part });
     }
     percent_decode_str(text)
         .decode_utf8()
@@ -413,82 +460,64 @@ pub(crate) fn decode(text: &str, part: &'static str) -> Result<String, UrlError>
         .map_err(|_| UrlError::NotUtf8 { part })
 }
 
-/// `host`, `host:port`, `[v6]` or `[v6]:port`; `position` is 1-based, for errors.
-pub(crate) fn parse_node(text: &str, position: usize) -> Result<NodeAddr, UrlError> {
-    if text.is_empty() {
+/// One node's URL (`scheme://host` and the path and query every node shares), parsed
+/// by redis-rs; `position` (1-based) names the host in errors.
+fn node_info(
+    scheme: &str,
+    host: &str,
+    tail: &str,
+    position: usize,
+) -> Result<ConnectionInfo, UrlError> {
+    let bad_host = |why| UrlError::BadHost {
+        host: host.to_owned(),
+        why,
+    };
+    let bad_port = || {
+        let (name, port) = host.rsplit_once(':').unwrap_or((host, ""));
+        UrlError::BadPort {
+            host: name.to_owned(),
+            port: port.to_owned(),
+        }
+    };
+    if !host.starts_with('[') && host.matches(':').count() > 1 {
+        return Err(bad_host(
+            "write IPv6 addresses in brackets, e.g. [::1]:6379",
+        ));
+    }
+    if host.is_empty() || host.starts_with(':') {
         return Err(UrlError::EmptyHost { position });
     }
-    let (host, port) = if let Some(inner) = text.strip_prefix('[') {
-        let Some((v6, after)) = inner.split_once(']') else {
-            return Err(UrlError::BadHost {
-                host: text.to_owned(),
-                why: "an IPv6 address needs its closing ']'",
-            });
-        };
-        if v6.parse::<Ipv6Addr>().is_err() {
-            return Err(UrlError::BadHost {
-                host: text.to_owned(),
-                why: "not an IPv6 address",
-            });
+    let url = ::url::Url::parse(&format!("{scheme}://{host}{tail}")).map_err(|e| match e {
+        ::url::ParseError::InvalidPort => bad_port(),
+        ::url::ParseError::EmptyHost => UrlError::EmptyHost { position },
+        ::url::ParseError::InvalidIpv6Address => {
+            bad_host("not an IPv6 address (write one in brackets, e.g. [::1]:6379)")
         }
-        let port = match after {
-            "" => None,
-            p => match p.strip_prefix(':') {
-                Some(port) => Some(port),
-                None => {
-                    return Err(UrlError::BadHost {
-                        host: text.to_owned(),
-                        why: "expected ':port' after ']'",
-                    });
-                }
-            },
-        };
-        (v6.to_owned(), port)
-    } else {
-        let (host, port) = match text.split_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (text, None),
-        };
-        if port.is_some_and(|p| p.contains(':')) {
-            return Err(UrlError::BadHost {
-                host: text.to_owned(),
-                why: "write IPv6 addresses in brackets, e.g. [::1]:6379",
-            });
-        }
-        if host.is_empty() {
-            return Err(UrlError::EmptyHost { position });
-        }
-        if !host
+        _ => bad_host("a host name has only letters, digits, '.', '-' and '_'"),
+    })?;
+    if url.port() == Some(0) {
+        return Err(bad_port());
+    }
+    if let Some(::url::Host::Domain(name)) = url.host()
+        && !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
-        {
-            return Err(UrlError::BadHost {
-                host: host.to_owned(),
-                why: "a host name has only letters, digits, '.', '-' and '_'",
-            });
-        }
-        (host.to_owned(), port)
-    };
-    let port = match port {
-        None => DEFAULT_PORT,
-        Some(p) => match p.parse::<u16>() {
-            Ok(port) if port > 0 && p.bytes().all(|b| b.is_ascii_digit()) => port,
-            _ => {
-                return Err(UrlError::BadPort {
-                    host,
-                    port: p.to_owned(),
-                });
-            }
-        },
-    };
-    Ok(NodeAddr { host, port })
+    {
+        return Err(bad_host(
+            "a host name has only letters, digits, '.', '-' and '_'",
+        ));
+    }
+    url.into_connection_info().map_err(|e| UrlError::Unusable {
+        host: host.to_owned(),
+        why: e.to_string(),
+    })
 }
 
 /// `""`, `"/"` or `"/N"`; a cluster has only database 0.
-pub(crate) fn parse_db(path: &str, scheme: Scheme) -> Result<i64, UrlError> {
+fn check_db(path: &str, scheme: Scheme) -> Result<(), UrlError> {
     let digits = path.strip_prefix('/').unwrap_or(path);
     if digits.is_empty() {
-        return Ok(0);
+        return Ok(());
     }
     let db = match digits.parse::<i64>() {
         Ok(db) if db >= 0 && digits.bytes().all(|b| b.is_ascii_digit()) => db,
@@ -501,14 +530,13 @@ pub(crate) fn parse_db(path: &str, scheme: Scheme) -> Result<i64, UrlError> {
     if scheme.is_cluster() && db != 0 {
         return Err(UrlError::ClusterDatabase { db });
     }
-    Ok(db)
+    Ok(())
 }
 
 /// `resp2`/`2` or `resp3`/`3`.
-pub(crate) fn parse_protocol(value: &str) -> Result<bool, UrlError> {
+fn check_protocol(value: &str) -> Result<(), UrlError> {
     match value.to_ascii_lowercase().as_str() {
-        "resp3" | "3" => Ok(true),
-        "resp2" | "2" => Ok(false),
+        "resp3" | "3" | "resp2" | "2" => Ok(()),
         _ => Err(UrlError::BadParameter {
             name: "protocol".into(),
             why: "use protocol=resp2 or protocol=resp3",
@@ -517,7 +545,7 @@ pub(crate) fn parse_protocol(value: &str) -> Result<bool, UrlError> {
 }
 
 /// `a=b&c=d` as raw pairs (values are decoded where they are used).
-pub(crate) fn query_pairs(query: Option<&str>) -> impl Iterator<Item = (&str, &str)> {
+fn query_pairs(query: Option<&str>) -> impl Iterator<Item = (&str, &str)> {
     query
         .unwrap_or("")
         .split('&')
@@ -525,315 +553,5 @@ pub(crate) fn query_pairs(query: Option<&str>) -> impl Iterator<Item = (&str, &s
         .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
 }
 
-/// `unix:///path[?db=N&user=U&pass=P&protocol=resp3]`, the forms redis-rs accepts.
-pub(crate) fn parse_unix(rest: &str) -> Result<RedisUrl, UrlError> {
-    // The query may hold a password; split at the first '?' (a socket path has none).
-    let (path, query) = match rest.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
-        None => (rest, None),
-    };
-    if !path.starts_with('/') || path.len() < 2 {
-        return Err(UrlError::BadSocket);
-    }
-    let path = decode(path, "socket path")?;
-    let mut url = RedisUrl {
-        scheme: Scheme::Unix,
-        nodes: Vec::new(),
-        socket: Some(PathBuf::from(path)),
-        username: None,
-        password: None,
-        db: 0,
-        resp3: false,
-    };
-    for (name, value) in query_pairs(query) {
-        match name {
-            "db" => url.db = parse_db(value, Scheme::Unix)?,
-            "user" => url.username = Some(decode(value, "user name")?),
-            "pass" | "password" => url.password = Some(decode(value, "password")?),
-            "protocol" => url.resp3 = parse_protocol(value)?,
-            other => {
-                return Err(UrlError::UnknownParameter {
-                    name: other.to_owned(),
-                    known: "db, user, pass, protocol",
-                });
-            }
-        }
-    }
-    if url.username.is_some() && url.password.is_none() {
-        return Err(UrlError::UserWithoutPassword);
-    }
-    Ok(url)
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    pub(crate) fn parse(s: &str) -> RedisUrl {
-        match RedisUrl::parse(s) {
-            Ok(url) => url,
-            Err(e) => panic!("{s}: {e}"),
-        }
-    }
-
-    pub(crate) fn password(url: &RedisUrl) -> Option<&str> {
-        url.password.as_deref()
-    }
-
-    #[test]
-    pub(crate) fn single_node_forms() {
-        let url = parse("redis://127.0.0.1:6390/");
-        assert_eq!(url.scheme(), Scheme::Redis);
-        assert_eq!(url.nodes(), &[NodeAddr::new("127.0.0.1", 6390)]);
-        assert_eq!(
-            (url.db(), url.username(), url.has_password()),
-            (0, None, false)
-        );
-        let url = parse("redis://localhost");
-        assert_eq!(url.nodes(), &[NodeAddr::new("localhost", 6379)]);
-        let url = parse("rediss://app:pw@redis.example.com:6380/3?protocol=resp3");
-        assert_eq!(url.scheme(), Scheme::Rediss);
-        assert!(url.scheme().is_tls() && !url.scheme().is_cluster());
-        assert_eq!(
-            (url.db(), url.username(), password(&url)),
-            (3, Some("app"), Some("pw"))
-        );
-        assert!(url.resp3());
-        let url = parse("redis://:only-pw@h:1");
-        assert_eq!((url.username(), password(&url)), (None, Some("only-pw")));
-        let url = parse("REDIS://[::1]:7000/2");
-        assert_eq!(url.nodes(), &[NodeAddr::new("::1", 7000)]);
-        assert_eq!(url.nodes()[0].to_string(), "[::1]:7000");
-        assert_eq!(url.db(), 2);
-        let url = parse("  redis://h:1/  ");
-        assert_eq!(url.nodes(), &[NodeAddr::new("h", 1)]);
-    }
-
-    #[test]
-    pub(crate) fn cluster_forms() {
-        let url = parse("redis+cluster://10.0.0.1:7000,10.0.0.2:7001,node-3.internal");
-        assert_eq!(url.scheme(), Scheme::RedisCluster);
-        assert_eq!(
-            url.nodes(),
-            &[
-                NodeAddr::new("10.0.0.1", 7000),
-                NodeAddr::new("10.0.0.2", 7001),
-                NodeAddr::new("node-3.internal", 6379)
-            ]
-        );
-        let url = parse("rediss+cluster://u:p@a:1,[::1]:2/");
-        assert!(url.scheme().is_tls() && url.scheme().is_cluster());
-        assert_eq!((url.username(), password(&url)), (Some("u"), Some("p")));
-        assert_eq!(url.nodes().len(), 2);
-        assert_eq!(parse("redis+cluster://a:1/0").db(), 0);
-        assert_eq!(
-            RedisUrl::parse("redis+cluster://a:1/1"),
-            Err(UrlError::ClusterDatabase { db: 1 })
-        );
-    }
-
-    #[test]
-    pub(crate) fn credentials_are_percent_decoded_and_end_at_the_last_at() {
-        let url = parse("redis://us%65r:p%40ss%3Aw%2Frd%25@h:1/");
-        assert_eq!(
-            (url.username(), password(&url)),
-            (Some("user"), Some("p@ss:w/rd%"))
-        );
-        // Unescaped '@', '/', '?', '#' and ':' in the password.
-        let url = parse("redis://u:a@b/c?d#e:f@h:1/2");
-        assert_eq!(password(&url), Some("a@b/c?d#e:f"));
-        assert_eq!(url.nodes(), &[NodeAddr::new("h", 1)]);
-        assert_eq!(url.db(), 2);
-        let url = parse("redis+cluster://u:p@w,x@a:1,b:2");
-        assert_eq!(password(&url), Some("p@w,x"));
-        assert_eq!(url.nodes().len(), 2);
-        // Multi-byte UTF-8.
-        let url = parse("redis://u:%C3%A9t%C3%A9@h");
-        assert_eq!(password(&url), Some("été"));
-        // Empty credentials are none.
-        let url = parse("redis://:@h");
-        assert!(!url.has_password());
-        let url = parse("redis://@h");
-        assert!(!url.has_password());
-    }
-
-    #[test]
-    pub(crate) fn unix_sockets() {
-        let url = parse("unix:///run/redis.sock");
-        assert_eq!(url.scheme(), Scheme::Unix);
-        assert_eq!(url.socket(), Some(Path::new("/run/redis.sock")));
-        let url = parse("redis+unix:///tmp/r.sock?db=4&user=u&pass=p%26w&protocol=resp3");
-        assert_eq!(
-            (url.db(), url.username(), password(&url)),
-            (4, Some("u"), Some("p&w"))
-        );
-        assert!(url.resp3());
-        assert_eq!(
-            url.to_string(),
-            "unix:///tmp/r.sock?db=4&user=u&pass=***&protocol=resp3"
-        );
-        assert_eq!(RedisUrl::parse("unix://relative"), Err(UrlError::BadSocket));
-        assert_eq!(
-            RedisUrl::parse("unix:///s?user=u"),
-            Err(UrlError::UserWithoutPassword)
-        );
-    }
-
-    /// Every bad URL is a typed error whose message names what to fix, and no message
-    /// repeats the password, wherever the mistake is.
-    #[test]
-    pub(crate) fn hostile_urls_are_refused_without_echoing_the_password() {
-        const SECRET: &str = "S3CRET";
-        type Expected = fn(&UrlError) -> bool;
-        let cases: &[(&str, Expected)] = &[
-            ("", |e| *e == UrlError::Empty),
-            ("   ", |e| *e == UrlError::Empty),
-            ("127.0.0.1:6379", |e| *e == UrlError::MissingScheme),
-            ("u:S3CRET@h://x", |e| *e == UrlError::MissingScheme),
-            ("://h", |e| *e == UrlError::MissingScheme),
-            (
-                "http://h",
-                |e| matches!(e, UrlError::UnknownScheme { scheme } if scheme == "http"),
-            ),
-            ("redis://", |e| *e == UrlError::MissingHost),
-            ("redis://u:S3CRET@", |e| *e == UrlError::MissingHost),
-            ("redis://u:S3CRET@/0", |e| *e == UrlError::MissingHost),
-            ("redis://u:S3CRET@a:1,b:2", |e| {
-                matches!(
-                    e,
-                    UrlError::SeveralHosts {
-                        scheme: Scheme::Redis
-                    }
-                )
-            }),
-            ("redis+cluster://u:S3CRET@a:1,,b:2", |e| {
-                *e == UrlError::EmptyHost { position: 2 }
-            }),
-            ("redis+cluster://a:1,", |e| {
-                *e == UrlError::EmptyHost { position: 2 }
-            }),
-            ("redis://u:S3CRET@h:0", |e| {
-                matches!(e, UrlError::BadPort { .. })
-            }),
-            ("redis://u:S3CRET@h:65536", |e| {
-                matches!(e, UrlError::BadPort { .. })
-            }),
-            ("redis://u:S3CRET@h:+1", |e| {
-                matches!(e, UrlError::BadPort { .. })
-            }),
-            ("redis://u:S3CRET@h:x", |e| {
-                matches!(e, UrlError::BadPort { .. })
-            }),
-            ("redis://u:S3CRET@:1", |e| {
-                *e == UrlError::EmptyHost { position: 1 }
-            }),
-            ("redis://u:S3CRET@::1:6379", |e| {
-                matches!(e, UrlError::BadHost { .. })
-            }),
-            ("redis://u:S3CRET@[::1", |e| {
-                matches!(e, UrlError::BadHost { .. })
-            }),
-            ("redis://u:S3CRET@[zz]:1", |e| {
-                matches!(e, UrlError::BadHost { .. })
-            }),
-            ("redis://u:S3CRET@[::1]x", |e| {
-                matches!(e, UrlError::BadHost { .. })
-            }),
-            ("redis://u:S3CRET@h h", |e| {
-                matches!(e, UrlError::BadHost { .. })
-            }),
-            ("redis://u:S3CRET@h/x", |e| {
-                matches!(e, UrlError::BadDatabase { .. })
-            }),
-            ("redis://u:S3CRET@h/-1", |e| {
-                matches!(e, UrlError::BadDatabase { .. })
-            }),
-            ("redis://u:S3CRET@h/1/2", |e| {
-                matches!(e, UrlError::BadDatabase { .. })
-            }),
-            ("redis://S3CRET@h", |e| *e == UrlError::UserWithoutPassword),
-            ("redis://u:S3CRET%@h", |e| {
-                *e == UrlError::BadEscape { part: "password" }
-            }),
-            ("redis://u:S3CRET%4@h", |e| {
-                *e == UrlError::BadEscape { part: "password" }
-            }),
-            ("redis://u:S3CRET%zz@h", |e| {
-                *e == UrlError::BadEscape { part: "password" }
-            }),
-            ("redis://u:S3CRET%FF@h", |e| {
-                *e == UrlError::NotUtf8 { part: "password" }
-            }),
-            ("redis://u%:S3CRET@h", |e| {
-                *e == UrlError::BadEscape { part: "user name" }
-            }),
-            (
-                "redis://u:S3CRET@h?db=1",
-                |e| matches!(e, UrlError::UnknownParameter { name, .. } if name == "db"),
-            ),
-            ("redis://u:S3CRET@h?protocol=resp4", |e| {
-                matches!(e, UrlError::BadParameter { .. })
-            }),
-            ("rediss://u:S3CRET@h/#insecure", |e| {
-                *e == UrlError::Fragment
-            }),
-            ("unix:///s?pass=S3CRET%&user=u", |e| {
-                *e == UrlError::BadEscape { part: "password" }
-            }),
-            (
-                "unix:///s?pass=S3CRET&bogus=1",
-                |e| matches!(e, UrlError::UnknownParameter { name, .. } if name == "bogus"),
-            ),
-        ];
-        for (input, expected) in cases {
-            match RedisUrl::parse(input) {
-                Ok(url) => panic!("{input:?} parsed as {url:?}"),
-                Err(e) => {
-                    assert!(expected(&e), "{input:?}: unexpected error {e:?}");
-                    let message = e.to_string();
-                    assert!(!message.contains(SECRET), "{input:?}: {message}");
-                    assert!(!format!("{e:?}").contains(SECRET), "{input:?}: {e:?}");
-                    assert!(message.len() > 30, "{input:?}: terse message {message}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    pub(crate) fn display_and_debug_hide_the_password() {
-        let url = parse("rediss://app:S3CRET@h:6380/2?protocol=resp3");
-        assert_eq!(url.to_string(), "rediss://app:***@h:6380/2?protocol=resp3");
-        assert!(!format!("{url:?}").contains("S3CRET"));
-        assert_eq!(
-            parse("redis://:S3CRET@h").to_string(),
-            "redis://:***@h:6379/"
-        );
-        // Display round-trips (but for the password).
-        for s in [
-            "redis://h:1/",
-            "redis+cluster://a:1,[::1]:2/",
-            "rediss://u:***@h:6379/5",
-        ] {
-            assert_eq!(parse(s).to_string(), s);
-        }
-    }
-
-    #[test]
-    pub(crate) fn connection_info_carries_everything() {
-        let url = parse("rediss://app:pw@h:6380/3?protocol=resp3");
-        let info = url.connection_info(url.nodes().first()).expect("info");
-        assert!(
-            matches!(info.addr(), ConnectionAddr::TcpTls { host, port: 6380, insecure: false, .. } if host == "h")
-        );
-        let redis = info.redis_settings();
-        assert_eq!(
-            (redis.username(), redis.password(), redis.db()),
-            (Some("app"), Some("pw"), 3)
-        );
-        assert_eq!(redis.protocol(), ProtocolVersion::RESP3);
-        let url = parse("unix:///tmp/s.sock?db=1");
-        assert!(
-            matches!(url.connection_info(None).expect("info").addr(), ConnectionAddr::Unix(p) if p == Path::new("/tmp/s.sock"))
-        );
-    }
-}
+mod tests;
