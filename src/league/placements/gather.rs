@@ -6,7 +6,7 @@
 //! shares those among a batch's players. When many tasks join at once (a game
 //! server's request handlers), each waiting join is put in a queue, and whoever's turn
 //! comes takes the whole queue and places it as one batch with
-//! [`League::place_many`]: group commit, as databases do for their logs. A join
+//! [`Placements::place_many`]: group commit, as databases do for their logs. A join
 //! alone waits for nobody (its batch is itself), so nothing is added to an idle
 //! league's latency; under load a join waits for at most the batch before its own.
 //!
@@ -22,10 +22,11 @@
 use chrono::{DateTime, Utc};
 use tokio::sync::oneshot;
 
+use super::Placements;
 use super::bulk::{PlaceResult, PlaceWant};
-use super::*;
 use crate::gather::{Gather, Turn};
 use crate::season::calendar::Period;
+use crate::store::Store;
 
 /// Batches in flight at once: one in the store while the next gathers and is sent,
 /// so the server never waits for the client between two batches.
@@ -41,8 +42,14 @@ struct Job {
     answer: oneshot::Sender<PlaceResult>,
 }
 
-/// A league's queue of waiting placements (a league extension, made on first use).
+/// A league's queue of waiting placements.
 pub(crate) struct Gathered(Gather<Job>);
+
+impl std::fmt::Debug for Gathered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Gathered")
+    }
+}
 
 impl Default for Gathered {
     fn default() -> Self {
@@ -50,9 +57,9 @@ impl Default for Gathered {
     }
 }
 
-impl<S: Store> League<S> {
+impl<S: Store> Placements<S> {
     /// Places the player (or finds their placement) in `period`, as
-    /// [`League::place_one`] does, gathered with concurrent placements into one batch
+    /// [`Placements::place_one`] does, gathered with concurrent placements into one batch
     /// of the bulk path where the store asks for it.
     pub(crate) async fn place(
         &self,
@@ -65,14 +72,13 @@ impl<S: Store> League<S> {
         // The futures of the paths not taken by every join (a store that does not
         // gather, the batch a leader runs, a dropped batch) are boxed: inline, they
         // made every join's future kilobytes larger, and it is moved on each call.
-        if !self.store.gathers_joins() {
+        if !self.ctx.store().gathers_joins() {
             // place_one looks in the cache itself.
             return Box::pin(self.place_one(player, period, at, now, cohort)).await;
         }
         if let Some(hit) = self.cached(player, period.id) {
             return Ok((hit, None));
         }
-        let gathered = self.extension::<Gathered>("gathered joins");
         let (answer, answered) = oneshot::channel();
         let job = Job {
             player: player.to_owned(),
@@ -82,7 +88,7 @@ impl<S: Store> League<S> {
             cohort: cohort.map(str::to_owned),
             answer,
         };
-        if let Turn::Lead(_turn, batch) = gathered.0.enter(job).await {
+        if let Turn::Lead(_turn, batch) = self.gathered.0.enter(job).await {
             Box::pin(self.place_batch(batch)).await;
         }
         match answered.await {
@@ -101,12 +107,7 @@ impl<S: Store> League<S> {
         };
         let wants: Vec<PlaceWant<'_>> = batch
             .iter()
-            .map(|j| PlaceWant {
-                player: &j.player,
-                period: j.period,
-                at: j.at,
-                cohort: j.cohort.as_deref(),
-            })
+            .map(|j| PlaceWant::new(&j.player, j.period, j.at, j.cohort.as_deref()))
             .collect();
         let results = self.place_many(&wants, now).await;
         drop(wants);
