@@ -41,6 +41,7 @@
 //! Redis (only through the [`Store`] traits), or compute outcomes (that is
 //! [`crate::rollover::outcome`]'s pure rule).
 
+mod batching;
 mod placements;
 mod submit;
 
@@ -63,6 +64,7 @@ use crate::season::Season;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::Store;
 use crate::store::keys::Keys;
+use batching::SubmitQueue;
 
 pub(crate) use crate::context::normalize_time;
 pub use crate::context::validate_player;
@@ -85,9 +87,11 @@ pub use placements::{
 #[derive(Debug)]
 pub struct League<S: Store> {
     ctx: Arc<Context<S>>,
-    placements: Placements<S>,
+    placements: Arc<Placements<S>>,
     boards: Arc<Boards<S>>,
     rollover: Arc<Rollover<S>>,
+    /// Concurrent single score updates waiting to be sent as one batch.
+    submits: SubmitQueue,
 }
 
 impl<S: Store> League<S> {
@@ -109,12 +113,13 @@ impl<S: Store> League<S> {
         let ctx = Arc::new(Context::new(season, store, clock, injected));
         let boards = Arc::new(Boards::new(ctx.clone()));
         let rollover = Arc::new(Rollover::new(ctx.clone(), boards.clone()));
-        let placements = Placements::new(ctx.clone(), rollover.clone());
+        let placements = Arc::new(Placements::new(ctx.clone(), rollover.clone()));
         League {
             ctx,
             placements,
             boards,
             rollover,
+            submits: SubmitQueue::default(),
         }
     }
 
@@ -282,6 +287,12 @@ impl<S: Store> League<S> {
         value: i64,
         options: SubmitOptions,
     ) -> Result<Submission, Error> {
+        if self.ctx.store().gathers_submits() {
+            return self
+                .submits
+                .submit(&self.placements, &self.boards, player, value, options)
+                .await;
+        }
         submit::submit(&self.placements, &self.boards, player, value, options).await
     }
 

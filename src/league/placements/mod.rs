@@ -1,6 +1,7 @@
 //! [`Placements`]: where players are. Joins (`join.rs`), bulk joins (`bulk.rs`), the
 //! tier a player joins next, players' views and counts (`view.rs`), and the caches that
-//! spare a round trip on every update once a player is placed.
+//! spare a round trip on every update once a player is placed. Concurrent single
+//! joins are gathered into bulk batches by [`super::batching`].
 //!
 //! Owns: the placement cache (player → bracket), the bracket-keys cache, the current
 //! period's keys and the queue of gathered single joins. Must not: update a board
@@ -10,24 +11,25 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use chrono::{DateTime, Utc};
+
 use crate::context::{Context, Placed};
 use crate::rollover::Rollover;
-use crate::season::calendar::PeriodId;
+use crate::season::calendar::{Period, PeriodId};
 use crate::store::Store;
 use crate::store::keys::PeriodKeys;
 
 mod bulk;
-mod gather;
 mod join;
 mod view;
 
 pub use bulk::JoinItem;
-pub(crate) use bulk::PlaceWant;
+pub(crate) use bulk::{PlaceResult, PlaceWant};
 pub(crate) use join::Welcome;
 pub use join::{JoinOptions, Placement};
 pub use view::{CohortCount, PlayerView, TierCount};
 
-use gather::Gathered;
+use super::batching::JoinQueue;
 
 /// Largest placement cache before it is cleared (one entry per active player).
 const CACHE_LIMIT: usize = 1 << 20;
@@ -51,7 +53,7 @@ pub struct Placements<S: Store> {
     /// The keys of the latest period used, built once per period.
     period_keys: Mutex<Option<(PeriodId, Arc<PeriodKeys>)>>,
     /// Concurrent single joins waiting to be placed as one batch.
-    gathered: Gathered,
+    joins: JoinQueue,
 }
 
 impl<S: Store> Placements<S> {
@@ -63,13 +65,34 @@ impl<S: Store> Placements<S> {
             cache: Mutex::new(FastMap::default()),
             brackets: Mutex::new(FastMap::default()),
             period_keys: Mutex::new(None),
-            gathered: Gathered::default(),
+            joins: JoinQueue::default(),
         }
     }
 
     /// The league's context.
     pub(crate) fn ctx(&self) -> &Context<S> {
         &self.ctx
+    }
+
+    /// Places the player (or finds their placement) in `period`, as
+    /// [`Placements::place_one`] does, gathered with concurrent placements into one
+    /// batch of the bulk path where the store asks for it (see [`super::batching`]).
+    pub(crate) async fn place(
+        &self,
+        player: &str,
+        period: &Period,
+        at: DateTime<Utc>,
+        now: DateTime<Utc>,
+        cohort: Option<&str>,
+    ) -> PlaceResult {
+        // Boxed: see `JoinQueue::place`.
+        if !self.ctx.store().gathers_joins() {
+            // place_one looks in the cache itself.
+            return Box::pin(self.place_one(player, period, at, now, cohort)).await;
+        }
+        self.joins
+            .place(self, player, period, at, now, cohort)
+            .await
     }
 
     /// The player's placement in `period`, if this process remembers it.

@@ -15,7 +15,7 @@ impl RankingStore for RedisStore {
         bracket: &BracketKeys,
         update: &Update<'_>,
     ) -> Result<UpdateReply, StoreError> {
-        self.update_one(bracket, update).await
+        self.update_alone(bracket, update).await
     }
 
     async fn update_many(
