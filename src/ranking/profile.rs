@@ -52,7 +52,7 @@ impl<S: Store> Boards<S> {
             Some(p) => self.ctx.player_ttl_secs(p, now),
             None => self.ctx.season().retention.player_ttl.as_secs().max(1),
         };
-        let pkeys = &self.ctx.keys().player(player);
+        let pkeys = self.ctx.keys().player(player);
         // The profile write and the placement read at once: the placement does not
         // depend on the profile, and one round trip fewer is most of the cost. (A join
         // racing this reads the profile itself, so the cache below may only be late.)

@@ -93,7 +93,7 @@ impl<S: Store> Boards<S> {
         };
         let (score, _) = self.ctx.season().packing.unpack(reply.packed);
         let (last, pending_rewards) = welcome;
-        let (tier, cohort) = crate::season::split_group(&placed.tier());
+        let (tier, cohort) = crate::season::split_group(placed.tier());
         Ok(Submission {
             player: player.to_owned(),
             period,

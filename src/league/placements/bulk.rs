@@ -165,7 +165,7 @@ impl<S: Store> Placements<S> {
                     .map_err(super::join::as_join)
                     .map(|(placed, welcome)| {
                         let (last, pending_rewards) = Welcome::fields(welcome);
-                        let (tier, cohort) = crate::season::split_group(&placed.tier());
+                        let (tier, cohort) = crate::season::split_group(placed.tier());
                         Placement {
                             player: want.player.to_owned(),
                             period: want.period.id,

@@ -220,7 +220,7 @@ impl<S: Store> Placements<S> {
             .await
             .map_err(as_join)?;
         let (last, pending_rewards) = Welcome::fields(welcome);
-        let (tier, cohort) = crate::season::split_group(&placed.tier());
+        let (tier, cohort) = crate::season::split_group(placed.tier());
         Ok(Placement {
             player: player.to_owned(),
             period: period.id,
