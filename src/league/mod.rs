@@ -278,9 +278,9 @@ impl<S: Store> League<S> {
     /// season's mode). Refused updates write nothing.
     ///
     /// When the store fails after the update may have been applied, the error is
-    /// [`StoreError::Unknown`], with the update's `at`: resend only an update that
+    /// [`StoreError::Unknown`](crate::StoreError::Unknown), with the update's `at`: resend only an update that
     /// carries a request id, with the same id and that `at`. When the request never
-    /// reached the store, it is [`StoreError::Unreachable`]: nothing was written.
+    /// reached the store, it is [`StoreError::Unreachable`](crate::StoreError::Unreachable): nothing was written.
     pub async fn submit(
         &self,
         player: &str,
@@ -300,19 +300,19 @@ impl<S: Store> League<S> {
     /// round trip (placements of players not seen before cost their own round trips).
     ///
     /// Every item gets exactly one result, in order: applied (or a duplicate),
-    /// refused with the reason, or [`StoreError::Unknown`] when the store failed after
+    /// refused with the reason, or [`StoreError::Unknown`](crate::StoreError::Unknown) when the store failed after
     /// the item may have been applied. Resend only unknown items with a request id.
     pub async fn submit_many(&self, items: &[BatchItem]) -> Vec<Result<Submission, Error>> {
         submit::submit_many(&self.placements, &self.boards, items).await
     }
 
-    /// The best `limit` players (at most [`MAX_TOP`]) of `tier` in `period` (default:
+    /// The best `limit` players (at most [`MAX_TOP`](crate::ranking::MAX_TOP)) of `tier` in `period` (default:
     /// the current one), across its brackets, each with their bracket and profile.
     /// `tier` may name one cohort's boards as `tier@cohort`
     /// ([`crate::season::board_group`]); a tier alone ranks all its cohorts together.
     /// Ties order as inside a bracket: score, then the time it was reached, then
     /// player id. A closed period's list is the one frozen at its rollover; the
-    /// running period's is at most [`TOP_CACHE`] old.
+    /// running period's is at most [`TOP_CACHE`](crate::ranking::TOP_CACHE) old.
     pub async fn top(
         &self,
         tier: &str,
