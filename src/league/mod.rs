@@ -21,23 +21,26 @@
 //! 1. `src/bin/leaguekit/play.rs` (the CLI's `submit`) or `src/server/routes/scores.rs`
 //!    (`POST /v1/scores`): parse the request, call [`League::submit`].
 //! 2. `src/league/mod.rs` (this file): [`League::submit`] hands the placements and the
-//!    boards to the route.
-//! 3. `src/league/submit.rs`: the checks, the placement, the update, the answer; a
+//!    boards to the route, through the batching layer when the store gathers submits.
+//! 3. `src/league/batching.rs`: concurrent single submits (and joins) gathered into
+//!    one batch, run as [`League::submit_many`].
+//! 4. `src/league/submit.rs`: the checks, the placement, the update, the answer; a
 //!    batch takes the same steps in stages.
-//! 4. `src/ranking/submit.rs`: [`Boards`] checks the value and the time (the clock
+//! 5. `src/ranking/submit.rs`: [`Boards`] checks the value and the time (the clock
 //!    rules of `src/context/clock.rs`), builds the store's `Update` and reads its reply.
-//! 5. `src/league/placements/mod.rs` and `join.rs`: where the player is (the cache, the
+//! 6. `src/league/placements/mod.rs` and `join.rs`: where the player is (the cache, the
 //!    store's record), or their join on a first score.
-//! 6. `src/store/redis/ranking.rs` and `src/store/redis/updates.rs`: the Redis store's
-//!    update, gathered with concurrent ones into `update.lua` calls.
-//! 7. `src/store/redis/lua/update.lua`: the atomic update on Redis: the idempotency
+//! 7. `src/store/redis/ranking.rs` and `src/store/redis/updates.rs`: the Redis store's
+//!    `update` and `update_many`, built into `update.lua` calls.
+//! 8. `src/store/redis/lua/update.lua`: the atomic update on Redis: the idempotency
 //!    record, the time rules, the board.
 //!
 //! Every operation runs in a `tracing` span, and nothing is written before its input
 //! is validated, so bad input writes nothing.
 //!
-//! Owns: assembling the parts and routing each call to its part. Must not: keep state
-//! of its own, build a key string (keys come from [`crate::store::keys`]), talk to
+//! Owns: assembling the parts, routing each call to its part, and the queue of
+//! gathered single submits (`batching.rs`). Must not: keep other state, build a key
+//! string (keys come from [`crate::store::keys`]), talk to
 //! Redis (only through the [`Store`] traits), or compute outcomes (that is
 //! [`crate::rollover::outcome`]'s pure rule).
 
