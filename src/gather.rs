@@ -6,8 +6,8 @@
 //! is added to an idle caller's latency; under load a request waits for at most the
 //! batch before its own, and the batches grow with the load. Databases do this for
 //! their logs; leaguekit does it for Redis round trips and script calls, whose cost
-//! is mostly per call: concurrent joins ([`crate::league`]) and concurrent score
-//! updates on Redis ([`crate::store::redis`]).
+//! is mostly per call: concurrent joins and concurrent score updates, both gathered by
+//! the league's batching layer (`league/batching.rs`).
 //!
 //! This module only decides who runs which batch; running it and answering each job
 //! (a oneshot channel in the job, typically) is the caller's.

@@ -10,6 +10,7 @@
 #![warn(missing_docs, unreachable_pub, rust_2018_idioms)]
 
 pub mod clock;
+pub mod context;
 pub mod error;
 pub mod league;
 pub mod metrics;

@@ -1,4 +1,4 @@
-//! The layout of the code holds its promises (README, "Layout of the code"): the
+//! The layout of the code holds its promises (docs/architecture.md): the
 //! season module is pure, the modules depend on each other in one direction only, and
 //! no source file outgrows a screenful of concerns.
 //!
@@ -15,8 +15,12 @@
 //! - `season` (pure) -> `error`; `rollover::outcome` -> `season`;
 //! - `store` (the `Store` contract and its backends) -> the leaves and `season`,
 //!   never the league's rules;
-//! - `league` -> `ranking` -> `rollover` build on the store, each on the ones before
-//!   it; `sim`, `server` and `compat` sit on top.
+//! - `context` (what the league's parts share: the season, the store, the keys, the
+//!   league clock) -> the store and below;
+//! - the league's parts build on the context, each on the ones before it: `ranking`
+//!   (the boards), then `rollover` (which merges the boards' tier lists), then
+//!   `league` (the facade, and the placements, which may close a returning player's
+//!   last bracket); `sim` and `server` sit on top.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -190,7 +194,8 @@ fn season_is_pure_and_imports_only_the_errors() {
 fn every_top_level_module_is_in_the_graph() {
     let all = modules();
     for expected in [
-        "clock", "error", "league", "metrics", "season", "store", OUTCOME,
+        "clock", "context", "error", "league", "metrics", "ranking", "rollover", "season", "store",
+        OUTCOME,
     ] {
         assert!(
             all.iter().any(|m| m == expected),
@@ -240,6 +245,21 @@ fn modules_depend_on_each_other_in_one_direction() {
     let below_store = set(&["clock", "error", "gather", "metrics", "season"]);
     assert!(graph["store"].is_subset(&below_store), "{graph:?}");
     assert_eq!(graph[OUTCOME], set(&["season"]), "{graph:?}");
+    // The league's parts, each below the next: the context knows none of them, the
+    // boards know only the context, the rollover never the facade.
+    for (part, never) in [
+        (
+            "context",
+            &["league", "ranking", "rollover", "server", "sim"][..],
+        ),
+        ("ranking", &["league", "rollover", "server", "sim"][..]),
+        ("rollover", &["league", "server", "sim"][..]),
+        ("league", &["server", "sim"][..]),
+    ] {
+        for n in never {
+            assert!(!graph[part].contains(*n), "{part} imports {n}: {graph:?}");
+        }
+    }
 }
 
 #[test]

@@ -1,10 +1,15 @@
-//! Ranking: time-tiebroken boards. Score updates with their idempotency records,
-//! standings and around-me reads, cached profiles.
+//! Ranking: [`Boards`], the time-tiebroken boards. Score updates with their
+//! idempotency records (`submit.rs`), standings and around-me reads
+//! (`standings.rs`), cached profiles (`profile.rs`, `cached_profile.rs`), and tier-wide
+//! lists (`top.rs`, `top_pool.rs`).
 //!
 //! The board's order and exact scores come from [`crate::season::packing`]; this
-//! module checks input and drives the [`crate::store::RankingStore`] operations. It
-//! never builds a key itself (keys come from the league's placements) and never
-//! closes anything.
+//! module checks input and drives the [`crate::store::RankingStore`] operations.
+//!
+//! Owns: the running periods' cached tier-wide lists. Must not: place a player (a
+//! submit's placement is [`crate::league::Placements`]'s, which the league asks first),
+//! close anything, or build a key string itself (keys come from
+//! [`crate::store::keys`]).
 
 mod cached_profile;
 mod profile;
@@ -14,13 +19,42 @@ mod top;
 mod top_pool;
 
 pub use cached_profile::Profile;
+pub(crate) use submit::Prepared;
 pub use top::{MAX_TOP, TOP_CACHE, TierTop, TopEntry};
 pub(crate) use top_pool::TopPool;
 
-use chrono::{DateTime, Utc};
+use std::sync::Arc;
 
-use crate::season::calendar::PeriodId;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
+
+use crate::context::Context;
+use crate::season::calendar::PeriodId;
+use crate::store::Store;
+use top::TopCache;
+
+/// A league's boards: score updates, standings, profiles and tier-wide lists.
+#[derive(Debug)]
+pub struct Boards<S: Store> {
+    ctx: Arc<Context<S>>,
+    /// The running periods' tier-wide lists, each reused for [`TOP_CACHE`].
+    tops: TopCache,
+}
+
+impl<S: Store> Boards<S> {
+    /// The boards of the league of `ctx`.
+    pub(crate) fn new(ctx: Arc<Context<S>>) -> Self {
+        Boards {
+            ctx,
+            tops: TopCache::default(),
+        }
+    }
+
+    /// The league's context.
+    pub(crate) fn ctx(&self) -> &Context<S> {
+        &self.ctx
+    }
+}
 
 /// Largest page a standings read returns.
 pub const MAX_PAGE: u64 = 1000;
@@ -89,7 +123,7 @@ pub struct Standings {
     pub entries: Vec<Standing>,
 }
 
-/// Options of [`League::submit`](crate::League::submit).
+/// Options of [`crate::League::submit`](crate::League::submit).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubmitOptions {
@@ -135,7 +169,7 @@ impl SubmitOptions {
     }
 }
 
-/// One entry of [`League::submit_many`](crate::League::submit_many).
+/// One entry of [`crate::League::submit_many`](crate::League::submit_many).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BatchItem {

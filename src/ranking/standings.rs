@@ -7,12 +7,12 @@ use crate::error::{Error, InputError};
 use crate::season::calendar::PeriodId;
 use crate::store::{RawEntry, Store};
 
-use super::*;
-use crate::league::*;
+use super::{Boards, MAX_PAGE, Profile, Standing, Standings};
+use crate::context::validate_player;
 
-impl<S: Store> League<S> {
+impl<S: Store> Boards<S> {
     pub(crate) fn standing(&self, offset: u64, i: usize, e: RawEntry) -> Standing {
-        let (score, _) = self.season.packing.unpack(e.packed);
+        let (score, _) = self.ctx.season().packing.unpack(e.packed);
         let profile = e.profile.map(Profile::from_store).unwrap_or_default();
         Standing {
             rank: offset + i as u64 + 1,
@@ -37,7 +37,7 @@ impl<S: Store> League<S> {
         offset: u64,
         limit: u64,
     ) -> Result<Standings, Error> {
-        self.check_tier(tier)?;
+        self.ctx.check_tier(tier)?;
         if bracket == 0 {
             return Err(InputError::BadBracket { bracket }.into());
         }
@@ -48,10 +48,15 @@ impl<S: Store> League<S> {
             }
             .into());
         }
-        let period = self.resolve_period(period).await?;
+        let period = self.ctx.resolve_period(period).await?;
         let page = self
-            .store
-            .standings(&self.keys.bracket(period.id, tier, bracket), offset, limit)
+            .ctx
+            .store()
+            .standings(
+                &self.ctx.keys().bracket(period.id, tier, bracket),
+                offset,
+                limit,
+            )
             .await?;
         let offset = page.offset;
         let (tier, cohort) = crate::season::split_group(tier);
@@ -87,18 +92,20 @@ impl<S: Store> League<S> {
             }
             .into());
         }
-        let period = self.resolve_period(period).await?;
+        let period = self.ctx.resolve_period(period).await?;
         let Some((tier, bracket)) = self
-            .store
-            .placement(&self.keys.period(period.id), player)
+            .ctx
+            .store()
+            .placement(&self.ctx.keys().period(period.id), player)
             .await?
         else {
             return Ok(None);
         };
         let Some(page) = self
-            .store
+            .ctx
+            .store()
             .around(
-                &self.keys.bracket(period.id, &tier, bracket),
+                &self.ctx.keys().bracket(period.id, &tier, bracket),
                 player,
                 radius,
                 radius,

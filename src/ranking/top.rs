@@ -26,9 +26,8 @@ use crate::season::calendar::PeriodId;
 use crate::store::keys::BracketKeys;
 use crate::store::{RawEntry, Store};
 
+use super::Boards;
 use super::top_pool::{PoolList, list_includes};
-
-use crate::league::League;
 
 /// Most entries a tier-wide list has.
 pub const MAX_TOP: u64 = 1000;
@@ -56,7 +55,7 @@ pub struct TopEntry {
     pub profile: super::Profile,
 }
 
-/// The best players of a whole tier in a period ([`League::top`]).
+/// The best players of a whole tier in a period ([`crate::League::top`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TierTop {
@@ -77,7 +76,7 @@ pub struct TierTop {
 
 /// The running periods' cached lists, kept per league: (period, tier, limit) → when
 /// made, and the list (set once by the first reader; the others wait for it).
-type TopCache =
+pub(super) type TopCache =
     std::sync::Mutex<std::collections::HashMap<(PeriodId, String, u64), (Instant, TopCell)>>;
 type TopCell = Arc<tokio::sync::OnceCell<Arc<TierTop>>>;
 
@@ -110,7 +109,7 @@ fn last_place(candidates: &[Candidate], wanted: usize) -> Option<(Reverse<u64>, 
     }
 }
 
-impl<S: Store> League<S> {
+impl<S: Store> Boards<S> {
     /// The best `limit` players (at most [`MAX_TOP`]) of `tier` in `period` (default:
     /// the current one), across its brackets, each with their bracket and profile.
     /// `tier` may name one cohort's boards as `tier@cohort`
@@ -125,7 +124,7 @@ impl<S: Store> League<S> {
         period: Option<PeriodId>,
         limit: u64,
     ) -> Result<TierTop, Error> {
-        self.check_tier(tier)?;
+        self.ctx.check_tier(tier)?;
         if limit == 0 || limit > MAX_TOP {
             return Err(InputError::BadLimit {
                 limit,
@@ -133,10 +132,11 @@ impl<S: Store> League<S> {
             }
             .into());
         }
-        let period = self.resolve_period(period).await?;
+        let period = self.ctx.resolve_period(period).await?;
         if let Some(json) = self
-            .store
-            .saved_top(&self.keys.period(period.id), tier)
+            .ctx
+            .store()
+            .saved_top(&self.ctx.keys().period(period.id), tier)
             .await?
         {
             let mut top: TierTop = serde_json::from_str(&json).map_err(|e| {
@@ -159,8 +159,8 @@ impl<S: Store> League<S> {
 
     /// The shared cell of a cached list, fresh or new.
     fn top_cell(&self, period: PeriodId, tier: &str, limit: u64) -> TopCell {
-        let tops = self.extension::<TopCache>("ranking.tops");
-        let mut cache = tops
+        let mut cache = self
+            .tops
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Instant::now();
@@ -185,10 +185,15 @@ impl<S: Store> League<S> {
         pool: Option<PoolList>,
     ) -> Result<TierTop, Error> {
         // The board groups of the tier (one per cohort), or of the one cohort asked.
-        let size = u64::from(self.season.brackets.size);
+        let size = u64::from(self.ctx.season().brackets.size);
         let mut sources: Vec<(String, u32)> = Vec::new();
-        for (group, n) in self.store.joined(&self.keys.period(period)).await? {
-            if list_includes(&self.season, tier, &group) {
+        for (group, n) in self
+            .ctx
+            .store()
+            .joined(&self.ctx.keys().period(period))
+            .await?
+        {
+            if list_includes(self.ctx.season(), tier, &group) {
                 for b in 1..=n.div_ceil(size) {
                     sources.push((group.clone(), u32::try_from(b).unwrap_or(u32::MAX)));
                 }
@@ -198,7 +203,7 @@ impl<S: Store> League<S> {
         let brackets = sources.len() as u64;
         let keys: Vec<_> = sources
             .iter()
-            .map(|(group, b)| self.keys.bracket(period, group, *b))
+            .map(|(group, b)| self.ctx.keys().bracket(period, group, *b))
             .collect();
         let wanted = usize::try_from(limit).unwrap_or(usize::MAX);
         let mut candidates: Vec<Candidate> = Vec::new();
@@ -240,7 +245,7 @@ impl<S: Store> League<S> {
             .collect();
         while !next.is_empty() {
             let reads: Vec<_> = next.iter().map(|&(i, o, n)| (&keys[i], o, n)).collect();
-            let pages = self.store.standings_many(&reads).await;
+            let pages = self.ctx.store().standings_many(&reads).await;
             // Brackets that may hold more of the list: their last entry read, if the
             // read was full and the bracket has more.
             let mut open: Vec<(usize, u64, u64, u64, String)> = Vec::new();
@@ -327,7 +332,7 @@ impl<S: Store> League<S> {
             .iter()
             .map(|(&from, at)| (&keys[from], 0, at.len() as u64))
             .collect();
-        let pages = self.store.standings_many(&reads).await;
+        let pages = self.ctx.store().standings_many(&reads).await;
         for ((from, at), page) in wins.iter().zip(pages) {
             let page = page?;
             let same = page.entries.len() == at.len()

@@ -29,10 +29,10 @@ pub(crate) fn list_includes(season: &Season, list: &str, group: &str) -> bool {
 /// One candidate: a board entry and the bracket it is on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PoolEntry {
-    pub(crate) packed: u64,
-    pub(crate) player: String,
-    pub(crate) group: String,
-    pub(crate) bracket: u32,
+    pub(super) packed: u64,
+    pub(super) player: String,
+    pub(super) group: String,
+    pub(super) bracket: u32,
 }
 
 impl PoolEntry {
@@ -45,11 +45,11 @@ impl PoolEntry {
 #[derive(Debug, Default)]
 pub(crate) struct PoolList {
     /// Brackets whose whole board was offered, as `(group, bracket)`.
-    pub(crate) seen: HashSet<(String, u32)>,
+    pub(super) seen: HashSet<(String, u32)>,
     /// The best entries offered, unsorted between compactions (which run once
     /// there are twice [`MAX_TOP`]); sorted and at most [`MAX_TOP`] after
     /// [`TopPool::finish`].
-    pub(crate) entries: Vec<PoolEntry>,
+    pub(super) entries: Vec<PoolEntry>,
     /// The list's last place once [`MAX_TOP`] entries were kept: nothing at or
     /// below it can enter the list.
     floor: Option<(u64, String)>,

@@ -6,17 +6,16 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use tracing::instrument;
+use tracing::{info, instrument};
 
+use super::outcome;
+use super::outcome::{Outcome, Tally};
+use super::{PeriodReport, Rollover, StoredSummary, tally_from_string, tally_to_string};
 use crate::error::{Error, InputError, StoreError, TimeRefusal};
-use crate::league::League;
 use crate::ranking::{MAX_TOP, TopPool};
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::BracketKeys;
 use crate::store::{BlockedBracket, BlockedGrant, CloseCheck, ClosingPeriod, FrozenClaim, Store};
-use outcome::{Outcome, Tally};
-
-use super::*;
 
 /// A frozen board: `(player, packed)`, best first.
 type Board = Vec<(String, u64)>;
@@ -33,11 +32,14 @@ pub(crate) fn owner_id() -> String {
     format!("{}-{}", std::process::id(), nanos)
 }
 
-impl<S: Store> League<S> {
+impl<S: Store> Rollover<S> {
     /// The time rule of closing `period`.
     pub(crate) fn close_check(&self, period: PeriodId) -> Result<CloseCheck, Error> {
-        let closes = self.closes_at(&self.period(period)?);
-        Ok(CloseCheck::new(self.now_arg(), closes.timestamp_millis()).keep(self.ttl_secs(period)))
+        let closes = self.ctx.closes_at(&self.ctx.period(period)?);
+        Ok(
+            CloseCheck::new(self.ctx.now_arg(), closes.timestamp_millis())
+                .keep(self.ctx.ttl_secs(period)),
+        )
     }
 
     /// Closes one period (all its brackets), from what its begin_close found.
@@ -49,7 +51,7 @@ impl<S: Store> League<S> {
         closing: ClosingPeriod,
         owner: &str,
     ) -> Result<PeriodReport, Error> {
-        let pkeys = self.keys().period(period.id);
+        let pkeys = self.ctx.keys().period(period.id);
         let (summary, joins) = closing;
         if let Some(summary) = summary {
             return self.report_from_summary(period.id, &summary);
@@ -96,6 +98,7 @@ impl<S: Store> League<S> {
         let mut tops = Vec::new();
         for tier in &lists {
             let mut top = self
+                .boards
                 .merge_top(period.id, tier, MAX_TOP, pool.finish(tier))
                 .await?;
             top.frozen = true;
@@ -103,11 +106,12 @@ impl<S: Store> League<S> {
                 .map_err(|e| StoreError::Protocol(format!("cannot encode a tier's list: {e}")))?;
             tops.push((tier.clone(), json));
         }
-        self.store().save_tops(&pkeys, &tops).await?;
+        self.ctx.store().save_tops(&pkeys, &tops).await?;
         let summary = serde_json::to_string(&StoredSummary::from_report(&report))
             .map_err(|e| StoreError::Protocol(format!("cannot encode summary: {e}")))?;
-        self.store()
-            .finish_period(&pkeys, &summary, self.ttl_secs(period.id))
+        self.ctx
+            .store()
+            .finish_period(&pkeys, &summary, self.ctx.ttl_secs(period.id))
             .await?;
         Ok(report)
     }
@@ -141,7 +145,7 @@ impl<S: Store> League<S> {
                 Err(Error::Store(e @ StoreError::WrongType { .. })) => {
                     self.block_bracket(&format!("{period}/{tier}/{b}"), &e)
                         .await?;
-                    pool.offer(self.season(), &tier, b, &[]);
+                    pool.offer(self.ctx.season(), &tier, b, &[]);
                     continue;
                 }
                 other => other?,
@@ -150,7 +154,7 @@ impl<S: Store> League<S> {
                 Some((t, board)) => {
                     report.add(&tier, &t);
                     if let Some(board) = board {
-                        pool.offer(self.season(), &tier, b, &board);
+                        pool.offer(self.ctx.season(), &tier, b, &board);
                     }
                 }
                 None => busy.push((i, tier, b)),
@@ -171,8 +175,9 @@ impl<S: Store> League<S> {
             "a bracket cannot close; the rest of its period closes, and every rollover retries it"
         );
         let blocked = BlockedBracket::new(source, key.clone(), e.to_string());
-        self.store()
-            .block_bracket(&self.keys().season(), &blocked)
+        self.ctx
+            .store()
+            .block_bracket(&self.ctx.keys().season(), &blocked)
             .await?;
         Ok(())
     }
@@ -180,9 +185,9 @@ impl<S: Store> League<S> {
     /// Closes again the brackets earlier runs could not (repaired since, or not);
     /// returns how many closed now.
     pub(crate) async fn retry_blocked_brackets(&self) -> Result<u64, Error> {
-        let season = self.keys().season();
+        let season = self.ctx.keys().season();
         let mut closed = 0;
-        for blocked in self.store().blocked_brackets(&season).await? {
+        for blocked in self.ctx.store().blocked_brackets(&season).await? {
             let parsed = blocked.source.split_once('/').and_then(|(p, rest)| {
                 let (tier, b) = rest.rsplit_once('/')?;
                 Some((p.parse::<PeriodId>().ok()?, tier, b.parse::<u32>().ok()?))
@@ -194,7 +199,7 @@ impl<S: Store> League<S> {
                 ))
                 .into());
             };
-            let Some((tier_index, _)) = self.season().tier_by_any_name(tier) else {
+            let Some((tier_index, _)) = self.ctx.season().tier_by_any_name(tier) else {
                 continue;
             };
             match self
@@ -202,7 +207,8 @@ impl<S: Store> League<S> {
                 .await
             {
                 Ok(Some(_)) => {
-                    self.store()
+                    self.ctx
+                        .store()
                         .unblock_bracket(&season, &blocked.source)
                         .await?;
                     info!(bracket = %blocked.source, "blocked bracket closed");
@@ -230,7 +236,7 @@ impl<S: Store> League<S> {
         bracket: u32,
         owner: &str,
     ) -> Result<Option<(Tally, Option<Board>)>, Error> {
-        let bk = self.keys().bracket(period, tier, bracket);
+        let bk = self.ctx.keys().bracket(period, tier, bracket);
         let lease = u64::try_from(LEASE.as_millis()).unwrap_or(u64::MAX);
         let check = self.close_check(period)?;
         // The lease and the frozen board in one step; the outcomes are recorded with
@@ -238,6 +244,7 @@ impl<S: Store> League<S> {
         // bracket unfinished, and the next run freezes the same board, finds the same
         // outcomes and grants nothing twice.
         let board = match self
+            .ctx
             .store()
             .claim_and_freeze(&bk, owner, lease, check)
             .await?
@@ -246,18 +253,18 @@ impl<S: Store> League<S> {
             FrozenClaim::Busy => return Ok(None),
             FrozenClaim::Mine(board) => board,
         };
-        let outcomes = outcome::bracket_outcomes(self.season(), tier_index, &board);
+        let outcomes = outcome::bracket_outcomes(self.ctx.season(), tier_index, &board);
         let source = format!("{period}/{tier}/{bracket}");
         let grants: Vec<_> = outcomes
             .iter()
             .filter_map(|o| {
                 o.reward
                     .as_ref()
-                    .map(|g| (self.keys().player(&o.player), source.clone(), g.clone()))
+                    .map(|g| (self.ctx.keys().player(&o.player), source.clone(), g.clone()))
             })
             .collect();
-        let ttl = self.season().retention.player_ttl.as_secs().max(1);
-        let results = self.store().grant(&grants, ttl).await?;
+        let ttl = self.ctx.season().retention.player_ttl.as_secs().max(1);
+        let results = self.ctx.store().grant(&grants, ttl).await?;
         // A grant that fails blocks only itself: it is recorded (before the bracket is
         // marked done, so a crash in between repeats it) and every rollover retries it.
         let blocked: Vec<BlockedGrant> = outcomes
@@ -282,8 +289,9 @@ impl<S: Store> League<S> {
                     "cannot grant a reward; the rest of the bracket closes, and every rollover retries it"
                 );
             }
-            self.store()
-                .block_grants(&self.keys().season(), &blocked)
+            self.ctx
+                .store()
+                .block_grants(&self.ctx.keys().season(), &blocked)
                 .await?;
         }
         let mut tally = Tally::default();
@@ -304,11 +312,12 @@ impl<S: Store> League<S> {
             .zip(spans)
             .map(|(o, span)| (o.player.as_str(), &text[span]))
             .collect();
-        self.store()
+        self.ctx
+            .store()
             .finish_with_outcomes(
                 &bk,
                 &encoded,
-                self.ttl_secs(period),
+                self.ctx.ttl_secs(period),
                 &tally_to_string(&tally),
             )
             .await?;
@@ -326,24 +335,30 @@ impl<S: Store> League<S> {
         player: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<Outcome>, Error> {
-        let placed = self.placed(period, tier, bracket);
-        let bk = &placed.keys;
-        if let Some(s) = self.store().outcome(bk, player).await? {
+        let keys = self.ctx.keys().bracket(period, tier, bracket);
+        let bk = &keys;
+        if let Some(s) = self.ctx.store().outcome(bk, player).await? {
             return Ok(outcome::decode(player, &s));
         }
-        let Some((tier_index, _)) = self.season().tier_by_any_name(tier) else {
+        let Some((tier_index, _)) = self.ctx.season().tier_by_any_name(tier) else {
             return Ok(None);
         };
         // A period the season has closed but with no outcome for this player: its
         // records have expired (retention) or the player never reached the board.
         // Closing it again would only recreate expired keys.
-        if self.store().closed_through(&self.keys().season()).await? >= period {
+        if self
+            .ctx
+            .store()
+            .closed_through(&self.ctx.keys().season())
+            .await?
+            >= period
+        {
             return Ok(None);
         }
         // Nothing closes before its time by the league clock: until then the player
         // cannot be placed in a later period (their tier depends on this outcome).
-        let old = self.period(period)?;
-        let closes = self.closes_at(&old);
+        let old = self.ctx.period(period)?;
+        let closes = self.ctx.closes_at(&old);
         let still_closing = |wait_ms: u64| -> Error {
             InputError::StillClosing {
                 player: player.to_owned(),
@@ -367,8 +382,9 @@ impl<S: Store> League<S> {
         // Stop new joins into the period first, so the bracket cannot grow after its
         // outcome is computed; then close it exactly as the rollover would.
         let check = self.close_check(period)?;
-        self.store()
-            .begin_close(&self.keys().period(period), check)
+        self.ctx
+            .store()
+            .begin_close(&self.ctx.keys().period(period), check)
             .await
             .map_err(|e| not_yet(e.into()))?;
         let owner = owner_id();
@@ -383,6 +399,7 @@ impl<S: Store> League<S> {
             delay = (delay * 2).min(Duration::from_millis(500));
         }
         Ok(self
+            .ctx
             .store()
             .outcome(bk, player)
             .await?
@@ -399,21 +416,23 @@ impl<S: Store> League<S> {
         bracket: u32,
         player: &str,
     ) -> Result<Option<Outcome>, Error> {
-        let bk = self.keys().bracket(period, tier, bracket);
-        if let Some(s) = self.store().outcome(&bk, player).await? {
+        let bk = self.ctx.keys().bracket(period, tier, bracket);
+        if let Some(s) = self.ctx.store().outcome(&bk, player).await? {
             return Ok(outcome::decode(player, &s));
         }
         let board = self.full_board(&bk).await?;
-        Ok(outcome::bracket_outcomes(self.season(), tier_index, &board)
-            .into_iter()
-            .find(|o| o.player == player))
+        Ok(
+            outcome::bracket_outcomes(self.ctx.season(), tier_index, &board)
+                .into_iter()
+                .find(|o| o.player == player),
+        )
     }
 
     pub(crate) async fn full_board(&self, bk: &BracketKeys) -> Result<Vec<(String, u64)>, Error> {
         let mut board = Vec::new();
         let mut offset = 0;
         loop {
-            let page = self.store().standings(bk, offset, 1000).await?;
+            let page = self.ctx.store().standings(bk, offset, 1000).await?;
             let n = page.entries.len() as u64;
             board.extend(page.entries.into_iter().map(|e| (e.player, e.packed)));
             offset += n;

@@ -12,7 +12,7 @@
 //!   is gone from the file (not renamed) is refused at the rollover, because its
 //!   players' outcomes cannot be computed.
 //!
-//! [`League::compare_with_live`] (`leaguekit check --against`) says all of this
+//! [`crate::League::compare_with_live`] (`leaguekit check --against`) says all of this
 //! before the file is deployed.
 
 use std::collections::BTreeMap;
@@ -20,14 +20,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::Rollover;
 use crate::error::{ConfigError, Error};
-use crate::league::League;
 use crate::season::calendar::PeriodId;
 use crate::store::Store;
-use crate::store::keys::LAYOUT;
 
 /// What an edited season file would change in the live league
-/// ([`League::compare_with_live`]).
+/// ([`crate::League::compare_with_live`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SeasonEdits {
@@ -57,10 +56,10 @@ fn tier_rules(t: &crate::season::Tier) -> Value {
     })
 }
 
-impl<S: Store> League<S> {
+impl<S: Store> Rollover<S> {
     /// The season's shape: what must not change while the season has data.
     pub(crate) fn shape(&self) -> BTreeMap<&'static str, String> {
-        let s = self.season();
+        let s = self.ctx.season();
         BTreeMap::from([
             ("brackets.size", s.brackets.size.to_string()),
             (
@@ -93,85 +92,13 @@ impl<S: Store> League<S> {
             .collect()
     }
 
-    /// Checks, once per process, that the store's data of this season is in the key
-    /// layout this version writes ([`crate::store::keys::LAYOUT`]), and records the
-    /// layout in the season's meta the first time. Data of 0.2.0's layout (a season
-    /// record without a layout, or its per-period assignment hash) is refused with
-    /// [`crate::StoreError::OldLayout`], and nothing is written. Every operation that
-    /// writes a player's records or closes periods runs it first.
-    pub(crate) async fn check_layout(&self) -> Result<(), Error> {
-        #[derive(Default)]
-        struct Checked(tokio::sync::OnceCell<()>);
-        let checked = self.extension::<Checked>("layout");
-        checked
-            .0
-            .get_or_try_init(|| async {
-                let keys = self.keys().season();
-                let store = self.store();
-                let season = format!("{}:{}", self.season().key_prefix, self.season().name);
-                let old = |found: String| -> Error {
-                    crate::StoreError::OldLayout {
-                        season: season.clone(),
-                        found,
-                    }
-                    .into()
-                };
-                match store.season_field(&keys, "layout").await? {
-                    Some(v) if v == LAYOUT => return Ok(()),
-                    Some(v) => {
-                        return Err(crate::StoreError::Protocol(format!(
-                            "the season's meta records key layout {v:?} and this version \
-                             writes layout {LAYOUT:?}: run the leaguekit version that wrote it"
-                        ))
-                        .into());
-                    }
-                    None => {}
-                }
-                if store.closed_through(&keys).await? > 0 {
-                    return Err(old(
-                        "the season's meta has closed periods and no layout".into()
-                    ));
-                }
-                for field in ["shape", "ladder"] {
-                    if store.season_field(&keys, field).await?.is_some() {
-                        return Err(old(format!(
-                            "the season's meta has a {field} and no layout"
-                        )));
-                    }
-                }
-                // 0.2.0 kept each period's placements in one `assign` hash: look for it
-                // in the running period and the ones whose data is still kept.
-                let running = self
-                    .season()
-                    .calendar
-                    .period_at(self.clock().now())
-                    .map_or(1, |p| p.id);
-                let back = u64::from(self.season().retention.periods).min(8) + 1;
-                let legacy: Vec<String> = (running.saturating_sub(back).max(1)..=running)
-                    .map(|p| self.keys().period(p).legacy_assign())
-                    .collect();
-                if store.any_exists(&legacy).await? {
-                    return Err(old(format!(
-                        "a period's placements are one hash ({})",
-                        legacy.join(" or ")
-                    )));
-                }
-                store
-                    .set_season_field(&keys, "layout", LAYOUT, true)
-                    .await?;
-                Ok(())
-            })
-            .await?;
-        Ok(())
-    }
-
     /// Checks the file's shape against the recorded one, and records it the first
     /// time (with `record`).
     pub(crate) async fn check_shape(&self, record: bool) -> Result<(), Error> {
-        let keys = self.keys().season();
+        let keys = self.ctx.keys().season();
         let shape = serde_json::to_string(&self.shape())
             .map_err(|e| crate::StoreError::Protocol(format!("cannot encode the shape: {e}")))?;
-        match self.store().season_field(&keys, "shape").await? {
+        match self.ctx.store().season_field(&keys, "shape").await? {
             Some(recorded) => {
                 let changes = self.shape_changes(&recorded);
                 if !changes.is_empty() {
@@ -182,7 +109,8 @@ impl<S: Store> League<S> {
                 }
             }
             None if record => {
-                self.store()
+                self.ctx
+                    .store()
                     .set_season_field(&keys, "shape", &shape, true)
                     .await?;
             }
@@ -199,7 +127,7 @@ impl<S: Store> League<S> {
         joins: &[(String, u64)],
     ) -> Result<(), Error> {
         for (tier, players) in joins {
-            if *players > 0 && self.season().tier_by_any_name(tier).is_none() {
+            if *players > 0 && self.ctx.season().tier_by_any_name(tier).is_none() {
                 return Err(ConfigError::LiveMismatch {
                     message: format!(
                         "tier {tier:?} has {players} player(s) placed in period {period}, \
@@ -216,11 +144,12 @@ impl<S: Store> League<S> {
 
     /// Records the ladder the rollover closed with, for later comparisons.
     pub(crate) async fn record_ladder(&self) -> Result<(), Error> {
-        let ladder: Vec<Value> = self.season().tiers.iter().map(tier_rules).collect();
+        let ladder: Vec<Value> = self.ctx.season().tiers.iter().map(tier_rules).collect();
         let text = serde_json::to_string(&ladder)
             .map_err(|e| crate::StoreError::Protocol(format!("cannot encode the ladder: {e}")))?;
-        self.store()
-            .set_season_field(&self.keys().season(), "ladder", &text, false)
+        self.ctx
+            .store()
+            .set_season_field(&self.ctx.keys().season(), "ladder", &text, false)
             .await?;
         Ok(())
     }
@@ -229,12 +158,12 @@ impl<S: Store> League<S> {
     /// shape changes, tiers with players that the file lost, renamed and new tiers,
     /// and ladder edits with the period they take effect from. Writes nothing.
     pub async fn compare_with_live(&self) -> Result<SeasonEdits, Error> {
-        let now = self.now().await?;
-        let running = self.period_at(Some(now))?.id;
-        let keys = self.keys().season();
+        let now = self.ctx.now().await?;
+        let running = self.ctx.period_at(Some(now))?.id;
+        let keys = self.ctx.keys().season();
         let mut refused = Vec::new();
         let mut changes = Vec::new();
-        match self.store().season_field(&keys, "shape").await? {
+        match self.ctx.store().season_field(&keys, "shape").await? {
             Some(recorded) => refused.extend(self.shape_changes(&recorded)),
             None => changes.push(
                 "no rollover has recorded the season's shape yet: the next one records this \
@@ -245,8 +174,9 @@ impl<S: Store> League<S> {
         // Tiers of the running and the previous period's placements.
         let periods = [running.saturating_sub(1), running];
         let live = self
+            .ctx
             .store()
-            .joined_many(&periods.map(|p| self.keys().period(p)))
+            .joined_many(&periods.map(|p| self.ctx.keys().period(p)))
             .await?;
         let mut seen: BTreeMap<String, [u64; 2]> = BTreeMap::new();
         for (i, joins) in live.iter().enumerate() {
@@ -255,7 +185,7 @@ impl<S: Store> League<S> {
             }
         }
         for (tier, [before, now]) in &seen {
-            match self.season().tier_by_any_name(tier) {
+            match self.ctx.season().tier_by_any_name(tier) {
                 // Renames are told with the ladder below.
                 Some(_) => {}
                 None => refused.push(format!(
@@ -267,7 +197,7 @@ impl<S: Store> League<S> {
                 )),
             }
         }
-        for t in &self.season().tiers {
+        for t in &self.ctx.season().tiers {
             if let Some(old) = &t.renamed_from {
                 let [before, now] = seen.get(old).copied().unwrap_or_default();
                 changes.push(format!(
@@ -281,6 +211,7 @@ impl<S: Store> League<S> {
         }
         // The ladder the last rollover closed with.
         let recorded: Option<Vec<Value>> = self
+            .ctx
             .store()
             .season_field(&keys, "ladder")
             .await?
@@ -298,6 +229,7 @@ impl<S: Store> League<S> {
                     .collect();
                 for name in by_name.keys() {
                     let kept = self
+                        .ctx
                         .season()
                         .tiers
                         .iter()
@@ -310,7 +242,7 @@ impl<S: Store> League<S> {
                         ));
                     }
                 }
-                for t in &self.season().tiers {
+                for t in &self.ctx.season().tiers {
                     let old = by_name
                         .get(t.name.as_str())
                         .or_else(|| t.renamed_from.as_deref().and_then(|n| by_name.get(n)));

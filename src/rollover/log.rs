@@ -4,15 +4,15 @@
 use serde::Serialize;
 use tracing::instrument;
 
+use super::Rollover;
+use super::outcome::Outcome;
+use super::outcome::{self, LastOutcome};
+use crate::context::validate_player;
 use crate::error::{Error, InputError};
-use crate::league::League;
 use crate::season::calendar::PeriodId;
 use crate::store::Store;
-use outcome::Outcome;
 
-use super::*;
-
-/// One line of a period's outcome log ([`League::outcomes`], `leaguekit export`).
+/// One line of a period's outcome log ([`crate::League::outcomes`], `leaguekit export`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct OutcomeRecord {
@@ -41,20 +41,21 @@ pub struct OutcomeRecord {
     pub cursor: String,
 }
 
-impl<S: Store> League<S> {
+impl<S: Store> Rollover<S> {
     /// The player's most recent closed period, if any.
     #[instrument(skip(self), err(level = "debug"))]
     pub async fn last_outcome(&self, player: &str) -> Result<Option<LastOutcome>, Error> {
-        crate::league::validate_player(player)?;
+        validate_player(player)?;
         let Some(state) = self
+            .ctx
             .store()
-            .player_state(&self.keys().player(player))
+            .player_state(&self.ctx.keys().player(player))
             .await?
         else {
             return Ok(None);
         };
-        let now = self.now().await?;
-        let current = self.period_at(Some(now)).map(|p| p.id).unwrap_or(0);
+        let now = self.ctx.now().await?;
+        let current = self.ctx.period_at(Some(now)).map(|p| p.id).unwrap_or(0);
         let candidates = [
             Some((state.period, state.tier.clone(), state.bracket)),
             state.previous.clone(),
@@ -63,8 +64,9 @@ impl<S: Store> League<S> {
             if period >= current {
                 continue;
             }
-            let bk = self.keys().bracket(period, &tier, bracket);
+            let bk = self.ctx.keys().bracket(period, &tier, bracket);
             if let Some(o) = self
+                .ctx
                 .store()
                 .outcome(&bk, player)
                 .await?
@@ -97,12 +99,16 @@ impl<S: Store> League<S> {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<Vec<OutcomeRecord>, Error> {
-        self.period(period)?;
-        let pkeys = self.keys().period(period);
+        self.ctx.period(period)?;
+        let pkeys = self.ctx.keys().period(period);
         // A period is closed once the season's mark passed it (an empty period is
         // closed by the mark alone) or its summary is written.
-        let through = self.store().closed_through(&self.keys().season()).await?;
-        if through < period && self.store().period_summary(&pkeys).await?.is_none() {
+        let through = self
+            .ctx
+            .store()
+            .closed_through(&self.ctx.keys().season())
+            .await?;
+        if through < period && self.ctx.store().period_summary(&pkeys).await?.is_none() {
             return Err(InputError::Other(format!(
                 "period {period} is not closed yet; run `leaguekit rollover` or wait for the scheduler"
             ))
@@ -112,7 +118,7 @@ impl<S: Store> League<S> {
             Some(c) => Some(parse_cursor(c)?),
             None => None,
         };
-        let joins = self.store().joined(&pkeys).await?;
+        let joins = self.ctx.store().joined(&pkeys).await?;
         let mut out = Vec::new();
         for (i, group, b) in self.brackets_of(&joins) {
             let (tier, cohort) = crate::season::split_group(&group);
@@ -122,8 +128,9 @@ impl<S: Store> League<S> {
             {
                 continue;
             }
-            let bk = self.keys().bracket(period, &group, b);
+            let bk = self.ctx.keys().bracket(period, &group, b);
             let mut rows: Vec<Outcome> = self
+                .ctx
                 .store()
                 .outcomes(&bk)
                 .await?

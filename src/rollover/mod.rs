@@ -1,12 +1,14 @@
-//! Period rollover: closing brackets and periods, exactly once, from any number of
-//! processes, resumable after a crash at any point. What the design calls the
-//! scheduler: the pure outcome rule ([`outcome`]), closing brackets and periods
-//! (`close.rs`), rewards and claims (`rewards.rs`), the outcome log (`log.rs`) and the
-//! [`scheduler`] that wakes at boundaries.
+//! Period rollover: [`Rollover`], closing brackets and periods, exactly once, from
+//! any number of processes, resumable after a crash at any point. The pure outcome
+//! rule ([`outcome`]), closing brackets and periods (`close.rs`), season edits
+//! between periods (`edits.rs`), rewards and claims (`rewards.rs`), the outcome log
+//! (`log.rs`), period records (`reports.rs`) and the [`scheduler`] that wakes at
+//! boundaries.
 //!
 //! Owns: when and in which order brackets close, and what is recorded for them. Must
-//! not: place players or change scores (the league and ranking modules do), or build
-//! key strings itself.
+//! not: place players or change scores (the league's [`crate::league::Placements`] and
+//! [`crate::ranking::Boards`] do; a period's tier-wide lists are merged by the
+//! boards), or build key strings itself.
 //!
 //! Closing one bracket is a sequence of idempotent steps, each atomic on the
 //! bracket's slot (three calls to the store; see `close.rs`):
@@ -45,13 +47,15 @@ pub use outcome::{LastOutcome, RewardGrant};
 pub use reports::PeriodRecord;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tracing::{info, instrument};
 
+use crate::context::{Context, normalize_time};
 use crate::error::{Error, InputError, StoreError};
-use crate::league::League;
+use crate::ranking::Boards;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::{BlockedBracket, BlockedGrant, ClosingPeriod, Store};
 use outcome::Tally;
@@ -95,7 +99,7 @@ pub struct RolloverReport {
     pub closed_through: PeriodId,
 }
 
-/// Options of [`League::rollover`].
+/// Options of [`crate::League::rollover`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RolloverOptions {
@@ -137,47 +141,31 @@ pub(crate) fn tally_from_string(s: &str) -> Result<Tally, StoreError> {
     }
 }
 
-impl<S: Store> League<S> {
-    /// How long a closed period's keys live, in seconds: until `retention.periods`
-    /// periods after it ends by the calendar, and at least that span from now. The
-    /// "from now" part matters when old periods are closed late (catch-up after
-    /// downtime, or a season replayed with past times): their data stays readable and
-    /// their outcomes still give returning players their next tier. A relative TTL
-    /// also keeps the engine's clock and the Redis server's clock out of each other's
-    /// way.
-    ///
-    /// And at least the idempotency window: an update's retry is answered from its
-    /// record for the whole window, even after the close, so the period's placements
-    /// and boards must outlive it (a season may keep fewer periods than its window
-    /// spans, e.g. hourly periods kept for 2 with a 24 h window).
-    pub(crate) fn ttl_secs(&self, period: PeriodId) -> u64 {
-        let keep = u64::from(self.season().retention.periods);
-        let calendar = self.season().calendar.period(period + keep);
-        let own_end = self.season().calendar.period(period).map(|p| p.end);
-        let window = self.season().scoring.idempotency_window.as_secs();
-        match (calendar, own_end) {
-            (Some(later), Some(end)) => {
-                let span = later.end - end;
-                let until = later.end - self.clock().now();
-                u64::try_from(span.max(until).num_seconds())
-                    .unwrap_or(0)
-                    .max(window)
-                    .max(1)
-            }
-            // Beyond the calendar's horizon: keep for ten years.
-            _ => 10 * 366 * 24 * 3600,
-        }
+/// A league's rollover: closing periods and brackets, the outcome log, rewards and
+/// claims, and the season's record of what the league last ran with.
+#[derive(Debug)]
+pub struct Rollover<S: Store> {
+    ctx: Arc<Context<S>>,
+    /// Merges a closed period's tier-wide lists.
+    boards: Arc<Boards<S>>,
+}
+
+impl<S: Store> Rollover<S> {
+    /// The rollover of the league of `ctx`, whose tier-wide lists `boards` merges.
+    pub(crate) fn new(ctx: Arc<Context<S>>, boards: Arc<Boards<S>>) -> Self {
+        Rollover { ctx, boards }
     }
 
     /// Brackets of a period, from the join counters: `(tier index, tier, bracket)`.
     pub(crate) fn brackets_of(&self, joins: &[(String, u64)]) -> Vec<(usize, String, u32)> {
-        let size = u64::from(self.season().brackets.size);
+        let size = u64::from(self.ctx.season().brackets.size);
         // By the tier's place in the ladder; a renamed tier's running brackets keep
         // the name they were opened under (see `edits.rs`).
         let mut groups: Vec<(usize, &str, u64)> = joins
             .iter()
             .filter_map(|(t, n)| {
-                self.season()
+                self.ctx
+                    .season()
                     .tier_by_any_name(t)
                     .map(|(i, _)| (i, t.as_str(), *n))
             })
@@ -214,20 +202,20 @@ impl<S: Store> League<S> {
         options: RolloverOptions,
     ) -> Result<RolloverReport, Error> {
         let _timer = crate::metrics::RolloverTimer::start();
-        let now = self.now().await?;
-        let at = crate::league::normalize_time(at.unwrap_or(now));
-        if at > now + self.skew() && !options.dry_run {
+        let now = self.ctx.now().await?;
+        let at = normalize_time(at.unwrap_or(now));
+        if at > now + self.ctx.skew() && !options.dry_run {
             return Err(InputError::FutureTime {
                 at,
                 now,
                 ahead_ms: u64::try_from((at - now).num_milliseconds()).unwrap_or(0),
-                max_skew_ms: self.season().clock.max_skew.as_millis() as u64,
+                max_skew_ms: self.ctx.season().clock.max_skew.as_millis() as u64,
             }
             .into());
         }
         // Periods close by the league clock: never later than now, however far `at` is.
         let limit = if options.dry_run { at } else { at.min(now) };
-        let season_keys = self.keys().season();
+        let season_keys = self.ctx.keys().season();
         let mut report = RolloverReport {
             closed: Vec::new(),
             blocked: Vec::new(),
@@ -241,14 +229,14 @@ impl<S: Store> League<S> {
         // league runs with, is refused before anything is written (see `edits.rs`);
         // the first run records them.
         if !options.dry_run {
-            self.check_layout().await?;
+            self.ctx.check_layout().await?;
         }
         self.check_shape(!options.dry_run).await?;
         if !options.dry_run {
             report.unblocked = self.retry_blocked().await?;
             report.unblocked_brackets = self.retry_blocked_brackets().await?;
         }
-        let done = self.store().closed_through(&season_keys).await?;
+        let done = self.ctx.store().closed_through(&season_keys).await?;
         report.closed_through = done;
         let owner = owner_id();
         // The periods that may close by this process's reading of the league clock,
@@ -262,8 +250,8 @@ impl<S: Store> League<S> {
         // past it.
         let mut due = Vec::new();
         let mut id = done + 1;
-        while let Some(period) = self.season().calendar.period(id) {
-            if self.closes_at(&period) > limit {
+        while let Some(period) = self.ctx.season().calendar.period(id) {
+            if self.ctx.closes_at(&period) > limit {
                 break;
             }
             due.push(period);
@@ -296,7 +284,8 @@ impl<S: Store> League<S> {
                     }
                 };
                 if !options.dry_run {
-                    self.store()
+                    self.ctx
+                        .store()
                         .set_closed_through(&season_keys, period.id)
                         .await?;
                     report.closed_through = period.id;
@@ -312,15 +301,16 @@ impl<S: Store> League<S> {
             }
         }
         if !options.dry_run && report.closed_through > done {
-            self.store()
+            self.ctx
+                .store()
                 .set_closed_through(&season_keys, report.closed_through)
                 .await?;
         }
         if !options.dry_run && !report.closed.is_empty() {
             self.record_ladder().await?;
         }
-        report.blocked = self.store().blocked_grants(&season_keys).await?;
-        report.blocked_brackets = self.store().blocked_brackets(&season_keys).await?;
+        report.blocked = self.ctx.store().blocked_grants(&season_keys).await?;
+        report.blocked_brackets = self.ctx.store().blocked_brackets(&season_keys).await?;
         for b in &report.blocked_brackets {
             tracing::error!(
                 bracket = %b.source,
@@ -352,15 +342,19 @@ impl<S: Store> League<S> {
         dry_run: bool,
     ) -> Result<Vec<Option<ClosingPeriod>>, Error> {
         if dry_run {
-            let keys: Vec<_> = periods.iter().map(|p| self.keys().period(p.id)).collect();
-            let joins = self.store().joined_many(&keys).await?;
+            let keys: Vec<_> = periods
+                .iter()
+                .map(|p| self.ctx.keys().period(p.id))
+                .collect();
+            let joins = self.ctx.store().joined_many(&keys).await?;
             return Ok(joins.into_iter().map(|j| Some((None, j))).collect());
         }
         let closes = periods.iter().map(|p| async move {
             let check = self.close_check(p.id)?;
             match self
+                .ctx
                 .store()
-                .begin_close(&self.keys().period(p.id), check)
+                .begin_close(&self.ctx.keys().period(p.id), check)
                 .await
             {
                 Ok(closing) => Ok(Some(closing)),
@@ -379,8 +373,8 @@ impl<S: Store> League<S> {
 
     /// Grants again what earlier runs could not; returns how many went through.
     pub(crate) async fn retry_blocked(&self) -> Result<u64, Error> {
-        let season_keys = self.keys().season();
-        let blocked = self.store().blocked_grants(&season_keys).await?;
+        let season_keys = self.ctx.keys().season();
+        let blocked = self.ctx.store().blocked_grants(&season_keys).await?;
         if blocked.is_empty() {
             return Ok(0);
         }
@@ -388,18 +382,19 @@ impl<S: Store> League<S> {
             .iter()
             .map(|b| {
                 (
-                    self.keys().player(&b.player),
+                    self.ctx.keys().player(&b.player),
                     b.source.clone(),
                     b.grant.clone(),
                 )
             })
             .collect();
-        let ttl = self.season().retention.player_ttl.as_secs().max(1);
-        let results = self.store().grant(&grants, ttl).await?;
+        let ttl = self.ctx.season().retention.player_ttl.as_secs().max(1);
+        let results = self.ctx.store().grant(&grants, ttl).await?;
         let mut granted = 0;
         for (b, r) in blocked.iter().zip(results) {
             if r.is_ok() {
-                self.store()
+                self.ctx
+                    .store()
                     .unblock_grant(&season_keys, &b.source, &b.player)
                     .await?;
                 granted += 1;
@@ -410,17 +405,17 @@ impl<S: Store> League<S> {
     }
 
     pub(crate) async fn preview_period(&self, period: &Period) -> Result<PeriodReport, Error> {
-        let pkeys = self.keys().period(period.id);
-        if let Some(summary) = self.store().period_summary(&pkeys).await? {
+        let pkeys = self.ctx.keys().period(period.id);
+        if let Some(summary) = self.ctx.store().period_summary(&pkeys).await? {
             return self.report_from_summary(period.id, &summary);
         }
-        let joins = self.store().joined(&pkeys).await?;
+        let joins = self.ctx.store().joined(&pkeys).await?;
         let mut report = PeriodReport::empty(period.id);
         for (i, tier, b) in self.brackets_of(&joins) {
-            let bk = self.keys().bracket(period.id, &tier, b);
+            let bk = self.ctx.keys().bracket(period.id, &tier, b);
             let board = self.full_board(&bk).await?;
             let mut tally = Tally::default();
-            for o in outcome::bracket_outcomes(self.season(), i, &board) {
+            for o in outcome::bracket_outcomes(self.ctx.season(), i, &board) {
                 tally.add(&o);
             }
             report.add(&tier, &tally);

@@ -3,20 +3,22 @@
 
 use tracing::instrument;
 
+use super::Rollover;
+use crate::context::{validate_player, validate_request_id};
 use crate::error::Error;
-use crate::league::League;
 use crate::store::{Claim, Store};
 
 use super::RewardGrant;
 
-impl<S: Store> League<S> {
+impl<S: Store> Rollover<S> {
     /// The player's rewards not yet claimed.
     #[instrument(skip(self), err(level = "debug"))]
     pub async fn rewards(&self, player: &str) -> Result<Vec<RewardGrant>, Error> {
-        crate::league::validate_player(player)?;
+        validate_player(player)?;
         Ok(self
+            .ctx
             .store()
-            .rewards(&self.keys().player(player))
+            .rewards(&self.ctx.keys().player(player))
             .await?
             .into_iter()
             .map(|(source, grant)| RewardGrant { source, grant })
@@ -32,19 +34,20 @@ impl<S: Store> League<S> {
         player: &str,
         request_id: Option<&str>,
     ) -> Result<Vec<RewardGrant>, Error> {
-        crate::league::validate_player(player)?;
+        validate_player(player)?;
         if let Some(id) = request_id {
-            crate::league::validate_request_id(id)?;
+            validate_request_id(id)?;
         }
-        self.check_layout().await?;
-        let now = self.now().await?;
-        let current = self.period_at(Some(now)).map(|p| p.id).unwrap_or(0);
+        self.ctx.check_layout().await?;
+        let now = self.ctx.now().await?;
+        let current = self.ctx.period_at(Some(now)).map(|p| p.id).unwrap_or(0);
         let claim = Claim::new(request_id)
             .in_period(current)
-            .ttl_secs(self.season().retention.player_ttl.as_secs().max(1));
+            .ttl_secs(self.ctx.season().retention.player_ttl.as_secs().max(1));
         Ok(self
+            .ctx
             .store()
-            .claim_rewards(&self.keys().player(player), &claim)
+            .claim_rewards(&self.ctx.keys().player(player), &claim)
             .await?
             .into_iter()
             .map(|(source, grant)| RewardGrant { source, grant })

@@ -15,13 +15,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
 use tokio::sync::Mutex;
 use tokio_cron_scheduler::{Job, JobScheduler, JobSchedulerError};
 use tracing::{error, info, warn};
 
-use crate::league::League;
-use crate::rollover::{RolloverOptions, RolloverReport};
-use crate::store::Store;
+use crate::rollover::RolloverReport;
 
 /// Options of a [`Scheduler`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,18 +80,36 @@ impl std::fmt::Debug for Scheduler {
     }
 }
 
+/// What a [`Scheduler`] runs: a league's rollover and its clock. [`crate::League`]
+/// is one; the scheduler needs nothing else of it.
+pub trait Scheduled: Send + Sync + 'static {
+    /// Closes every period that may be closed by the league clock (the rollover with
+    /// default options, [`crate::League::rollover`]).
+    fn roll_over(&self) -> BoxFuture<'_, Result<RolloverReport, crate::Error>>;
+
+    /// The league clock's now.
+    fn league_now(&self) -> BoxFuture<'_, Result<DateTime<Utc>, crate::Error>>;
+
+    /// When the next period to become closable may close, seen at `now`: the end of
+    /// the period that contained `now - max_skew`, plus the skew.
+    fn next_close(&self, now: DateTime<Utc>) -> DateTime<Utc>;
+
+    /// Runs after each rollover: refreshes what is reported of the league (the
+    /// players-per-tier gauge).
+    fn after_rollover(&self) -> BoxFuture<'_, ()>;
+}
+
 /// Shared by the jobs of one scheduler: one rollover at a time per process.
-struct Runner<S: Store> {
-    league: Arc<League<S>>,
+struct Runner<L: Scheduled> {
+    league: Arc<L>,
     running: Mutex<()>,
 }
 
-impl<S: Store> Runner<S> {
+impl<L: Scheduled> Runner<L> {
     async fn run(&self, why: &'static str) -> Result<RolloverReport, crate::Error> {
         let _one = self.running.lock().await;
         let report = on_own_thread(self.league.clone()).await?;
-        // The players-per-tier gauge of the `metrics` facade (a no-op without a recorder).
-        let _ = self.league.refresh_players_gauge().await;
+        self.league.after_rollover().await;
         for p in &report.closed {
             info!(
                 why,
@@ -111,23 +129,17 @@ impl<S: Store> Runner<S> {
     /// the league clock) plus grace.
     async fn until_next_boundary(&self, grace: Duration) -> Duration {
         // Without the league clock (store down), wake at the safety tick's pace.
-        let now = match self.league.now().await {
+        let now = match self.league.league_now().await {
             Ok(now) => now,
             Err(_) => return Duration::from_secs(60),
         };
-        // The next period to become closable is the one that contained `now - skew`:
-        // it closes max_skew after its end, which is after now.
-        let skew = self.league.skew();
-        let next = match self.league.season().calendar.period_at(now - skew) {
-            Some(p) => self.league.closes_at(&p),
-            None => self.league.season().schedule.start + skew,
-        };
+        let next = self.league.next_close(now);
         (next - now).to_std().unwrap_or_default() + grace
     }
 }
 
-fn schedule_next<S: Store>(
-    runner: Arc<Runner<S>>,
+fn schedule_next<L: Scheduled>(
+    runner: Arc<Runner<L>>,
     jobs: JobScheduler,
     grace: Duration,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
@@ -158,8 +170,8 @@ fn schedule_next<S: Store>(
 
 impl Scheduler {
     /// Catches up every ended period now, then keeps closing periods as they end.
-    pub async fn start<S: Store>(
-        league: Arc<League<S>>,
+    pub async fn start<L: Scheduled>(
+        league: Arc<L>,
         options: SchedulerOptions,
     ) -> Result<(Scheduler, RolloverReport), SchedulerError> {
         let runner = Arc::new(Runner {
@@ -206,14 +218,14 @@ impl Scheduler {
 /// blocking-pool thread driving it with `Handle::block_on`. On a current-thread
 /// runtime there are no workers to share, and `Handle::block_on` could not drive the
 /// I/O from another thread: the rollover runs in place.
-async fn on_own_thread<S: Store>(league: Arc<League<S>>) -> Result<RolloverReport, crate::Error> {
+async fn on_own_thread<L: Scheduled>(league: Arc<L>) -> Result<RolloverReport, crate::Error> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     let handle = Handle::current();
     if handle.runtime_flavor() != RuntimeFlavor::MultiThread {
-        return league.rollover(None, RolloverOptions::default()).await;
+        return league.roll_over().await;
     }
     let run = tokio::task::spawn_blocking(move || {
-        handle.block_on(async move { league.rollover(None, RolloverOptions::default()).await })
+        handle.block_on(async move { league.roll_over().await })
     });
     match run.await {
         Ok(report) => report,

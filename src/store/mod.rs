@@ -57,6 +57,13 @@ pub trait LeagueStore: Send + Sync + 'static {
         false
     }
 
+    /// Whether the engine should gather concurrent single score updates into batches
+    /// of [`RankingStore::update_many`]: right for a store whose calls have a fixed
+    /// cost each, as Redis's scripts do.
+    fn gathers_submits(&self) -> bool {
+        false
+    }
+
     /// Places the player in a bracket of `tier` for the period, unless already placed:
     /// bracket = ceil(n / size) where n is the tier's join counter after increment.
     /// Atomic per period: concurrent joins of one player get one bracket. Refused with

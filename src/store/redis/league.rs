@@ -15,6 +15,10 @@ impl LeagueStore for RedisStore {
         self.options.gather_joins
     }
 
+    fn gathers_submits(&self) -> bool {
+        self.options.gather_submits
+    }
+
     async fn write_refusal(&self) -> Result<Option<String>, StoreError> {
         self.probe_writes().await
     }

@@ -115,9 +115,6 @@ pub struct RedisStore {
     /// sharding proxy behind a single address. From then on the bulk path's calls
     /// keep to one slot each, as on a cluster (see [`RedisStore::pipelined_items`]).
     slot_bound: Arc<AtomicBool>,
-    /// Concurrent single updates waiting to be gathered into one call (see
-    /// [`updates`]).
-    gathered: Arc<updates::Gathered>,
     /// Brackets whose profiles' string this store kept lately (see [`pages`]).
     text_hints: Arc<pages::TextHints>,
     /// On one server, whether Redis refused lately, so that calls are answered at
@@ -152,7 +149,6 @@ impl RedisStore {
             pool: opened.pool.into(),
             next: Arc::new(AtomicUsize::new(0)),
             slot_bound: Arc::new(AtomicBool::new(false)),
-            gathered: Arc::default(),
             text_hints: Arc::default(),
             outage: Arc::new(outage_gate(&options)),
             clocked: None,
@@ -180,7 +176,6 @@ impl RedisStore {
             pool: Arc::new([]),
             next: Arc::new(AtomicUsize::new(0)),
             slot_bound: Arc::new(AtomicBool::new(false)),
-            gathered: Arc::default(),
             text_hints: Arc::default(),
             outage: Arc::new(outage_gate(&options)),
             clocked: None,

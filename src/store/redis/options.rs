@@ -152,7 +152,9 @@ pub struct RedisOptions {
     /// its own. Off, every join makes its own calls.
     pub gather_joins: bool,
     /// Whether concurrent single score updates are gathered into one `update.lua`
-    /// call (default true).
+    /// call (default true). The league gathers them (read through
+    /// [`LeagueStore::gathers_submits`](crate::store::LeagueStore::gathers_submits))
+    /// and sends each batch as `update_many`.
     ///
     /// About a fifth of an update's cost to Redis is per call (reading and
     /// dispatching the request, entering the script, writing the reply); gathered,

@@ -1,4 +1,4 @@
-//! Boards on Redis: score updates (calls of `update.lua` built and gathered in
+//! Boards on Redis: score updates (calls of `update.lua` built in
 //! [`super::updates`]), pages (kept and built by [`super::pages`]) and around-me reads,
 //! cached profiles (`set_profile.lua`, `cache_profile.lua`).
 
@@ -15,7 +15,7 @@ impl RankingStore for RedisStore {
         bracket: &BracketKeys,
         update: &Update<'_>,
     ) -> Result<UpdateReply, StoreError> {
-        self.update_one(bracket, update).await
+        self.update_alone(bracket, update).await
     }
 
     async fn update_many(

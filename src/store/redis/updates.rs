@@ -1,35 +1,31 @@
-//! Score updates on Redis: `update.lua` calls of many updates, and concurrent single
-//! updates gathered into them.
+//! Score updates on Redis: `update.lua` calls of many updates.
 //!
 //! An update costs Redis about 12 µs, and a fifth of it is per call, not per update:
 //! reading and dispatching the request, entering the script with its arguments,
 //! writing the reply. So `update.lua` takes any number of updates of one season's
-//! period (their shared arguments once), and:
+//! period (their shared arguments once), and `update_many` sends its batch as calls
+//! of up to [`UPDATES_AT_ONCE`] updates (of any brackets on one server, of one
+//! bracket's slot on a cluster), pipelined. Concurrent single submits reach it as
+//! such batches: the engine gathers them (`league/batching.rs`) when
+//! [`RedisOptions::gather_submits`](super::RedisOptions::gather_submits) is on (the
+//! default, read through [`LeagueStore::gathers_submits`]); this store gathers
+//! nothing itself.
 //!
-//! - `update_many` sends its batch as calls of up to [`UPDATES_AT_ONCE`] updates
-//!   (of any brackets on one server, of one bracket's slot on a cluster), pipelined;
-//! - concurrent single updates are gathered ([`crate::gather`]) into such batches
-//!   when [`RedisOptions::gather_submits`](super::RedisOptions::gather_submits) is on
-//!   (the default): a submit alone is sent at once; under load each waits for at most
-//!   the batch before its own.
-//!
-//! A gathered batch behaves as its updates one by one: the script applies them in
-//! order, each with its own idempotency record, refusal or error. Its retry is what
-//! its updates allow together: after a failure that may have come after the call
-//! ran, it is sent again only if every update in it carries a request id; otherwise
-//! each of its updates answers [`StoreError::Unknown`], as a lone update would.
+//! A batch behaves as its updates one by one: the script applies them in order, each
+//! with its own idempotency record, refusal or error. A call's retry is what its
+//! updates allow together: after a failure that may have come after the call ran, it
+//! is sent again only if every update in it carries a request id; otherwise each of
+//! its updates answers [`StoreError::Unknown`], as a lone update would.
 
 use std::collections::HashMap;
 
 use ::redis::{ScriptInvocation, Value};
-use tokio::sync::oneshot;
 
 use super::bulk::spread;
 use super::reply::*;
 use super::scripts::SCRIPTS;
 use super::{MAX_WINDOW_SECS, RedisStore, Retry, attempt_token, time_refusal};
 use crate::error::StoreError;
-use crate::gather::{Gather, Turn};
 use crate::season::packing::{EXACT_LIMIT, Packing};
 use crate::store::keys::{BracketKeys, hash_tag};
 use crate::store::*;
@@ -38,9 +34,6 @@ use crate::store::*;
 /// small beside the updates' own, small enough that one call holds the server for
 /// well under a millisecond (64 updates: about 0.5 ms).
 pub(super) const UPDATES_AT_ONCE: usize = 64;
-
-/// Gathered batches in flight at once (see [`Gather::new`]).
-const BATCHES_IN_FLIGHT: usize = 2;
 
 /// One update and its attempt token, as a call takes it.
 type Item<'a, 'u> = (&'a BracketKeys, &'a Update<'u>, &'a str);
@@ -282,79 +275,9 @@ fn retry_of<'a>(mut updates: impl Iterator<Item = &'a Update<'a>>) -> Retry {
     }
 }
 
-/// One gathered update, owned (its caller may go away while its batch runs).
-pub(super) struct Job {
-    keys: BracketKeys,
-    player: String,
-    /// The update, its `player` left empty (it borrows [`Job::player`] when sent).
-    update: Update<'static>,
-    answer: oneshot::Sender<Result<UpdateReply, StoreError>>,
-}
-
-/// The store's queue of gathered updates.
-pub(super) struct Gathered(Gather<Job>);
-
-impl std::fmt::Debug for Gathered {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Gathered")
-    }
-}
-
-impl Default for Gathered {
-    fn default() -> Self {
-        Gathered(Gather::new(BATCHES_IN_FLIGHT))
-    }
-}
-
 impl RedisStore {
-    /// Applies one update: gathered with concurrent ones (see the module docs) when
-    /// the options ask for it, else alone.
-    pub(super) async fn update_one(
-        &self,
-        bracket: &BracketKeys,
-        update: &Update<'_>,
-    ) -> Result<UpdateReply, StoreError> {
-        if !self.options.gather_submits {
-            // Boxed: the gathered path's future need not carry this one's size.
-            return Box::pin(self.update_alone(bracket, update)).await;
-        }
-        let (answer, answered) = oneshot::channel();
-        let job = Job {
-            keys: bracket.clone(),
-            player: update.player.to_owned(),
-            update: Update {
-                player: "",
-                ..update.clone()
-            },
-            answer,
-        };
-        if let Turn::Lead(turn, batch) = self.gathered.0.enter(job).await {
-            // The batch runs in a task of its own, so that it runs to its end and
-            // answers every update in it even if this caller stops waiting: an update
-            // sent and then abandoned mid-call would otherwise leave its batch-mates
-            // without an answer.
-            let store = self.clone();
-            tokio::spawn(async move {
-                let _turn = turn;
-                store.run_gathered(batch).await;
-            });
-        }
-        answered.await.unwrap_or_else(|_| {
-            // The batch's task ended without answering: it panicked, perhaps after
-            // the update was sent.
-            Err(super::failure::unknown(
-                "update",
-                (
-                    ::redis::ErrorKind::Io,
-                    "the batch of gathered updates holding this update stopped before answering",
-                )
-                    .into(),
-            ))
-        })
-    }
-
     /// One update, one call.
-    async fn update_alone(
+    pub(super) async fn update_alone(
         &self,
         bracket: &BracketKeys,
         update: &Update<'_>,
@@ -367,28 +290,6 @@ impl RedisStore {
         parse_updates(reply, &[&token])?
             .pop()
             .unwrap_or_else(|| Err(protocol("update: no reply")))
-    }
-
-    /// Runs a gathered batch and answers each of its updates.
-    async fn run_gathered(&self, batch: Vec<Job>) {
-        let updates: Vec<Update<'_>> = batch
-            .iter()
-            .map(|job| Update {
-                player: &job.player,
-                ..job.update.clone()
-            })
-            .collect();
-        let items: Vec<(&BracketKeys, Update<'_>)> = batch
-            .iter()
-            .zip(updates)
-            .map(|(job, update)| (&job.keys, update))
-            .collect();
-        let results = self.updates("update", &items).await;
-        drop(items);
-        for (job, result) in batch.into_iter().zip(results) {
-            // An update whose caller gave up is not waiting for its answer.
-            let _ = job.answer.send(result);
-        }
     }
 
     /// Applies `updates` in order in `update.lua` calls: one per [`Shared`] group of

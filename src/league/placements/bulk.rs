@@ -2,7 +2,7 @@
 //! per stage for the whole batch (which the Redis store sends as one pipeline per
 //! hash-slot group), instead of a few round trips per player.
 //!
-//! The stages are those of a single join ([`League::join_with`]): the players'
+//! The stages are those of a single join ([`crate::League::join_with`]): the players'
 //! snapshots (state, profile, rewards), their tiers, the period's counter (join.lua),
 //! then their board entries and state records together. Each stage is idempotent, so a batch
 //! interrupted between stages is completed by any later join or score of its players,
@@ -19,14 +19,15 @@ use crate::error::{Error, StoreError};
 use crate::season::calendar::Period;
 use crate::store::{BoardEntry, Entered, JoinRequest, PlayerState, StateWrite, Store};
 
+use super::Placements;
 use super::join::{JoinOptions, Placement, Welcome};
-use super::*;
+use crate::context::{Placed, copy_error, normalize_time, validate_player};
 
 /// Players whose previous bracket is looked at (their last outcome, a close on the
 /// spot) at once during a bulk placement.
 const OUTCOMES_AT_ONCE: usize = 64;
 
-/// One join of [`League::join_many`].
+/// One join of [`crate::League::join_many`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct JoinItem {
@@ -54,10 +55,28 @@ impl JoinItem {
 
 /// A placement the bulk path is asked for (validated, time checked).
 pub(crate) struct PlaceWant<'a> {
-    pub(crate) player: &'a str,
-    pub(crate) period: Period,
-    pub(crate) at: DateTime<Utc>,
-    pub(crate) cohort: Option<&'a str>,
+    player: &'a str,
+    period: Period,
+    at: DateTime<Utc>,
+    cohort: Option<&'a str>,
+}
+
+impl<'a> PlaceWant<'a> {
+    /// `player`'s placement in `period`, for an event at `at` (validated, time
+    /// checked), in `cohort` if given.
+    pub(crate) fn new(
+        player: &'a str,
+        period: Period,
+        at: DateTime<Utc>,
+        cohort: Option<&'a str>,
+    ) -> Self {
+        PlaceWant {
+            player,
+            period,
+            at,
+            cohort,
+        }
+    }
 }
 
 /// A placement's result: where, and the welcome when this call placed the player.
@@ -77,8 +96,8 @@ struct Going {
     joined: Option<crate::store::Joined>,
 }
 
-impl<S: Store> League<S> {
-    /// Places many players, as [`League::join_with`] places one, in a few pipelined
+impl<S: Store> Placements<S> {
+    /// Places many players, as [`crate::League::join_with`] places one, in a few pipelined
     /// stages for the whole batch: on Redis about four round trips for a batch of any
     /// size on one server (per slot group, concurrently, on a cluster) instead of a
     /// few per player. One result per item, in order; a refused item (bad input, a
@@ -96,17 +115,20 @@ impl<S: Store> League<S> {
     /// # Ok(()) }
     /// ```
     pub async fn join_many(&self, items: &[JoinItem]) -> Vec<Result<Placement, Error>> {
-        self.restamping(
-            items,
-            |item| item.options.at.is_none(),
-            |league, items| Box::pin(league.join_many_once(items)),
-        )
-        .await
+        self.ctx
+            .league_clock()
+            .restamping(
+                self,
+                items,
+                |item| item.options.at.is_none(),
+                |places, items| Box::pin(places.join_many_once(items)),
+            )
+            .await
     }
 
-    /// [`League::join_many`], stamped once.
+    /// [`crate::League::join_many`], stamped once.
     async fn join_many_once(&self, items: &[JoinItem]) -> Vec<Result<Placement, Error>> {
-        let now = match self.now().await {
+        let now = match self.ctx.now().await {
             Ok(now) => now,
             Err(e) => return items.iter().map(|_| Err(copy_error(&e))).collect(),
         };
@@ -116,10 +138,10 @@ impl<S: Store> League<S> {
         for (i, item) in items.iter().enumerate() {
             let checked = (|| -> Result<PlaceWant<'_>, Error> {
                 validate_player(&item.player)?;
-                self.validate_cohort(item.options.cohort.as_deref())?;
+                self.ctx.validate_cohort(item.options.cohort.as_deref())?;
                 let at = normalize_time(item.options.at.unwrap_or(now));
-                let period = self.period_at(Some(at))?;
-                self.check_time(&period, at, now, false)?;
+                let period = self.ctx.period_at(Some(at))?;
+                self.ctx.check_time(&period, at, now, false)?;
                 Ok(PlaceWant {
                     player: &item.player,
                     period,
@@ -143,13 +165,13 @@ impl<S: Store> League<S> {
                     .map_err(super::join::as_join)
                     .map(|(placed, welcome)| {
                         let (last, pending_rewards) = Welcome::fields(welcome);
-                        let (tier, cohort) = crate::season::split_group(&placed.tier);
+                        let (tier, cohort) = crate::season::split_group(placed.tier());
                         Placement {
                             player: want.player.to_owned(),
                             period: want.period.id,
                             tier: tier.to_owned(),
                             cohort: cohort.map(str::to_owned),
-                            bracket: placed.bracket,
+                            bracket: placed.bracket(),
                             last,
                             pending_rewards,
                         }
@@ -188,7 +210,7 @@ impl<S: Store> League<S> {
 
         // Once per process: data of another key layout is refused, nothing written.
         if !going.is_empty()
-            && let Err(e) = self.check_layout().await
+            && let Err(e) = self.ctx.check_layout().await
         {
             for &w in &going {
                 results[w] = Some(Err(copy_error(&e)));
@@ -199,10 +221,10 @@ impl<S: Store> League<S> {
         // Stage 1: state, profile and pending rewards of every player.
         let keys: Vec<_> = going
             .iter()
-            .map(|&w| self.keys.player(wants[w].player))
+            .map(|&w| self.ctx.keys().player(wants[w].player))
             .collect();
         let key_refs: Vec<_> = keys.iter().collect();
-        let snapshots = self.store.player_snapshots(&key_refs).await;
+        let snapshots = self.ctx.store().player_snapshots(&key_refs).await;
         let mut stage = Vec::with_capacity(going.len());
         for ((w, keys), snapshot) in going.into_iter().zip(keys).zip(snapshots) {
             let snapshot = snapshot.map_err(Error::from).and_then(|snapshot| {
@@ -212,7 +234,9 @@ impl<S: Store> League<S> {
             });
             match snapshot {
                 Ok(snapshot) => {
-                    let profile = self.profile_json_of(&snapshot.profile.0, snapshot.profile.1);
+                    let profile = self
+                        .ctx
+                        .profile_json_of(&snapshot.profile.0, snapshot.profile.1);
                     let fresh = snapshot
                         .state
                         .as_ref()
@@ -254,7 +278,7 @@ impl<S: Store> League<S> {
             match tier {
                 Ok((tier, last)) => {
                     let want = &wants[g.want];
-                    let cohort = self.cohort_for(
+                    let cohort = self.ctx.cohort_for(
                         want.cohort,
                         g.snapshot.state.as_ref().map(|s| s.tier.as_str()),
                     );
@@ -267,7 +291,7 @@ impl<S: Store> League<S> {
         }
 
         // Stage 3: the period's counter, one batch per period.
-        let size = self.season.brackets.size;
+        let size = self.ctx.season().brackets.size;
         let mut by_period: HashMap<u64, Vec<usize>> = HashMap::new();
         for (k, g) in ready.iter().enumerate() {
             by_period
@@ -278,7 +302,7 @@ impl<S: Store> League<S> {
         let mut by_period: Vec<_> = by_period.into_iter().collect();
         by_period.sort_unstable();
         for (period_id, members) in by_period {
-            let ttl = self.ttl_secs(period_id);
+            let ttl = self.ctx.ttl_secs(period_id);
             let requests: Vec<JoinRequest<'_>> = members
                 .iter()
                 .map(|&k| {
@@ -287,14 +311,15 @@ impl<S: Store> League<S> {
                         player: want.player,
                         tier: &ready[k].tier,
                         size,
-                        time: self.time_check(&want.period, want.at),
+                        time: self.ctx.time_check(&want.period, want.at),
                         replace_full: None,
                         ttl_secs: ttl,
                     }
                 })
                 .collect();
             let joined = self
-                .store
+                .ctx
+                .store()
                 .join_many(&self.period_keys(period_id), &requests)
                 .await;
             drop(requests);
@@ -332,8 +357,10 @@ impl<S: Store> League<S> {
             .zip(&brackets)
             .map(|(g, placed)| {
                 let period = wants[g.want].period.id;
-                let ttl = *ttls.entry(period).or_insert_with(|| self.ttl_secs(period));
-                BoardEntry::new(&placed.keys, wants[g.want].player, size, ttl)
+                let ttl = *ttls
+                    .entry(period)
+                    .or_insert_with(|| self.ctx.ttl_secs(period));
+                BoardEntry::new(placed.keys(), wants[g.want].player, size, ttl)
                     .profile(g.profile.as_ref().map(|(v, json)| (*v, json.as_str())))
             })
             .collect();
@@ -355,10 +382,10 @@ impl<S: Store> League<S> {
                 StateWrite::new(
                     &g.keys,
                     state,
-                    self.player_ttl_secs(period, now),
+                    self.ctx.player_ttl_secs(period, now),
                     period
                         .id
-                        .saturating_sub(u64::from(self.season.retention.periods) + 1),
+                        .saturating_sub(u64::from(self.ctx.season().retention.periods) + 1),
                 )
                 // What stage 1 read: a new player's state is created without being
                 // read again, and a profile-less player's profile is left alone, as
@@ -369,8 +396,8 @@ impl<S: Store> League<S> {
             })
             .collect();
         let (entered, recorded) = futures::join!(
-            self.store.enter_many(&entries),
-            self.store.record_states(&writes)
+            self.ctx.store().enter_many(&entries),
+            self.ctx.store().record_states(&writes)
         );
         drop(entries);
         drop(writes);
@@ -408,7 +435,7 @@ impl<S: Store> League<S> {
             {
                 let source = format!("{}/", l.period);
                 if !rewards.iter().any(|(s, _)| s.starts_with(&source)) {
-                    match self.store.rewards(&g.keys).await {
+                    match self.ctx.store().rewards(&g.keys).await {
                         Ok(r) => rewards = r,
                         Err(e) => {
                             results[g.want] = Some(Err(e.into()));
@@ -449,13 +476,4 @@ impl<S: Store> League<S> {
 /// An error for an item a batch failed to answer (a bug, never input).
 fn internal(what: &str) -> Error {
     StoreError::Protocol(format!("internal: {what}")).into()
-}
-
-/// The same error again, for every item of a batch that failed as a whole.
-pub(crate) fn copy_error(e: &Error) -> Error {
-    match e {
-        Error::Store(s) => Error::Store(s.clone()),
-        Error::Input(i) => Error::Input(i.clone()),
-        other => Error::Input(crate::error::InputError::Other(other.to_string())),
-    }
 }

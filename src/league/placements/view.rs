@@ -8,7 +8,8 @@ use crate::error::Error;
 use crate::season::calendar::PeriodId;
 use crate::store::Store;
 
-use super::*;
+use super::Placements;
+use crate::context::validate_player;
 
 /// A player's position in a period.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -59,7 +60,7 @@ pub struct CohortCount {
     pub brackets: u64,
 }
 
-impl<S: Store> League<S> {
+impl<S: Store> Placements<S> {
     /// The player's tier, bracket, rank and score in a period (default: current).
     #[instrument(skip(self), err(level = "debug"))]
     pub async fn player(
@@ -68,13 +69,18 @@ impl<S: Store> League<S> {
         period: Option<PeriodId>,
     ) -> Result<PlayerView, Error> {
         validate_player(player)?;
-        let period = self.resolve_period(period).await?;
+        let period = self.ctx.resolve_period(period).await?;
         let placed = self
-            .store
-            .placement(&self.keys.period(period.id), player)
+            .ctx
+            .store()
+            .placement(&self.ctx.keys().period(period.id), player)
             .await?;
         let Some((tier, bracket)) = placed else {
-            let state = self.store.player_state(&self.keys.player(player)).await?;
+            let state = self
+                .ctx
+                .store()
+                .player_state(&self.ctx.keys().player(player))
+                .await?;
             let tier = self
                 .next_tier(player, state.as_ref(), period.id, None)
                 .await?;
@@ -89,11 +95,15 @@ impl<S: Store> League<S> {
             });
         };
         let entry = self
-            .store
-            .entry(&self.keys.bracket(period.id, &tier, bracket), player)
+            .ctx
+            .store()
+            .entry(&self.ctx.keys().bracket(period.id, &tier, bracket), player)
             .await?;
         let (rank, score) = match entry {
-            Some((rank, packed)) => (Some(rank + 1), Some(self.season.packing.unpack(packed).0)),
+            Some((rank, packed)) => (
+                Some(rank + 1),
+                Some(self.ctx.season().packing.unpack(packed).0),
+            ),
             None => (None, None),
         };
         let (tier_name, cohort) = crate::season::split_group(&tier);
@@ -112,11 +122,16 @@ impl<S: Store> League<S> {
     /// with a breakdown per cohort in a season with cohorts.
     #[instrument(skip(self), err(level = "debug"))]
     pub async fn counts(&self, period: Option<PeriodId>) -> Result<Vec<TierCount>, Error> {
-        let period = self.resolve_period(period).await?;
-        let joined = self.store.joined(&self.keys.period(period.id)).await?;
-        let size = u64::from(self.season.brackets.size);
+        let period = self.ctx.resolve_period(period).await?;
+        let joined = self
+            .ctx
+            .store()
+            .joined(&self.ctx.keys().period(period.id))
+            .await?;
+        let size = u64::from(self.ctx.season().brackets.size);
         let mut counts: Vec<TierCount> = self
-            .season
+            .ctx
+            .season()
             .tiers
             .iter()
             .map(|t| TierCount {
@@ -127,14 +142,14 @@ impl<S: Store> League<S> {
             })
             .collect();
         for (group, players) in joined {
-            let Some((i, _)) = self.season.tier_by_any_name(&group) else {
+            let Some((i, _)) = self.ctx.season().tier_by_any_name(&group) else {
                 continue;
             };
             let (_, cohort) = crate::season::split_group(&group);
             let c = &mut counts[i];
             c.players += players;
             c.brackets += players.div_ceil(size);
-            if self.season.cohorts.is_some() {
+            if self.ctx.season().cohorts.is_some() {
                 c.cohorts.push(CohortCount {
                     cohort: cohort.map(str::to_owned),
                     players,

@@ -1,29 +1,76 @@
-//! The league clock and the time rules: the store's clock (or an injected one), the
-//! allowed skew, when a period starts, stops accepting events and may close, and an
-//! event's tick within its period.
+//! The league clock ([`LeagueClock`]) and the time rules: the store's clock (or an
+//! injected one), the allowed skew, when a period starts, stops accepting events and
+//! may close.
+//!
+//! Owns: this process's clock, whether it was injected, and the measured offset to
+//! the store's clock. Must not: write anything, or read the store other than its
+//! clock (the store is passed in to [`LeagueClock::now`], never kept).
 
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 
 use chrono::{DateTime, Utc};
 
+use super::{duration_ms, from_millis, millis};
+use crate::clock::Clock;
 use crate::error::{Error, InputError, TimeRefusal};
 use crate::season::calendar::Period;
 use crate::store::{Now, Store, TimeCheck};
 
-use super::*;
+/// How often the offset between this process's clock and the store's is measured
+/// again. Clocks drift by well under a millisecond a minute.
+const OFFSET_REFRESH: Duration = Duration::from_secs(30);
 
-impl<S: Store> League<S> {
-    /// The league clock's current time (see the type's docs): the injected clock, or
-    /// the store's clock (asked directly when that is free, otherwise this process's
-    /// clock corrected by an offset to the store's measured every 30 s).
-    pub async fn now(&self) -> Result<DateTime<Utc>, Error> {
+/// The clock every process of a league shares: the store's (Redis's `TIME`, the
+/// embedded store's clock), estimated here as this process's clock plus a measured
+/// offset; or, in tests, simulations and replays, an injected clock that every
+/// process uses. With the allowed skew (`[clock] max_skew`), it decides whether a
+/// period has started, whether it still accepts events, and when it may close.
+#[derive(Debug)]
+pub struct LeagueClock {
+    clock: Arc<dyn Clock>,
+    /// True when `clock` is the league clock (built with `League::with_clock`).
+    injected: bool,
+    /// The store's clock minus this process's, in milliseconds, and when measured.
+    offset: Mutex<(i64, Option<Instant>)>,
+    /// `[clock] max_skew`.
+    max_skew: Duration,
+}
+
+impl LeagueClock {
+    /// A league clock on `clock` (the league clock itself when `injected`, else this
+    /// process's clock, corrected to the store's), allowing `max_skew`.
+    pub(crate) fn new(clock: Arc<dyn Clock>, injected: bool, max_skew: Duration) -> Self {
+        LeagueClock {
+            clock,
+            injected,
+            offset: Mutex::new((0, None)),
+            max_skew,
+        }
+    }
+
+    /// This process's clock: the league clock when injected; otherwise the local
+    /// clock, which [`LeagueClock::now`] corrects to the store's.
+    pub fn local(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Whether the league clock is an injected clock.
+    pub fn is_injected(&self) -> bool {
+        self.injected
+    }
+
+    /// The league clock's current time: the injected clock, or `store`'s clock
+    /// (asked directly when that is free, otherwise this process's clock corrected by
+    /// an offset to the store's measured every 30 s).
+    pub async fn now<S: Store>(&self, store: &S) -> Result<DateTime<Utc>, Error> {
         if self.injected {
             return Ok(self.clock.now());
         }
-        if self.store.now_is_free() {
-            return Ok(from_millis(self.store.now().await?));
+        if store.now_is_free() {
+            return Ok(from_millis(store.now().await?));
         }
         {
             let o = self.offset.lock().unwrap_or_else(|e| e.into_inner());
@@ -35,7 +82,7 @@ impl<S: Store> League<S> {
         }
         let sent = Instant::now();
         let local = self.clock.now();
-        let remote = self.store.now().await?;
+        let remote = store.now().await?;
         // The store read its clock about half a round trip after we read ours.
         let half = chrono::TimeDelta::from_std(sent.elapsed() / 2).unwrap_or_default();
         let offset = remote - millis(local + half);
@@ -57,7 +104,7 @@ impl<S: Store> League<S> {
         contradicted
     }
 
-    /// [`League::clock_contradicted`] without dropping the estimate.
+    /// [`LeagueClock::clock_contradicted`] without dropping the estimate.
     fn contradicts(&self, stamped: bool, e: &Error) -> bool {
         stamped
             && !self.injected
@@ -83,15 +130,17 @@ impl<S: Store> League<S> {
 
     /// Runs the batch `run` over `items`, then once more over the items this process
     /// stamped (`stamped`) whose refusal contradicted its estimate of the league clock
-    /// (see [`League::clock_contradicted`]), with the offset measured anew. One result
+    /// (see [`LeagueClock::clock_contradicted`]), with the offset measured anew. One result
     /// an item, in order.
-    pub(crate) async fn restamping<I: Clone, T>(
+    /// `part` is what `run` runs on (a part of the league, or a tuple of them).
+    pub(crate) async fn restamping<P: ?Sized, I: Clone, T>(
         &self,
+        part: &P,
         items: &[I],
         stamped: impl Fn(&I) -> bool,
-        run: impl for<'a> Fn(&'a Self, &'a [I]) -> BoxFuture<'a, Vec<Result<T, Error>>>,
+        run: impl for<'a> Fn(&'a P, &'a [I]) -> BoxFuture<'a, Vec<Result<T, Error>>>,
     ) -> Vec<Result<T, Error>> {
-        let mut results = run(self, items).await;
+        let mut results = run(part, items).await;
         let again: Vec<usize> = (0..items.len())
             .filter(|&i| {
                 results[i]
@@ -106,7 +155,7 @@ impl<S: Store> League<S> {
             self.forget_offset(e);
         }
         let retry: Vec<I> = again.iter().map(|&i| items[i].clone()).collect();
-        for (i, r) in again.into_iter().zip(run(self, &retry).await) {
+        for (i, r) in again.into_iter().zip(run(part, &retry).await) {
             results[i] = r;
         }
         results
@@ -122,8 +171,8 @@ impl<S: Store> League<S> {
     }
 
     /// The allowed skew.
-    pub(crate) fn skew(&self) -> chrono::TimeDelta {
-        chrono::TimeDelta::from_std(self.season.clock.max_skew).unwrap_or_default()
+    pub fn skew(&self) -> chrono::TimeDelta {
+        chrono::TimeDelta::from_std(self.max_skew).unwrap_or_default()
     }
 
     /// When a period stops accepting events and may be closed: its end plus the skew.
@@ -137,7 +186,7 @@ impl<S: Store> League<S> {
             at_ms: millis(at),
             start_ms: millis(period.start),
             closes_ms: millis(self.closes_at(period)),
-            skew_ms: self.season.clock.max_skew.as_millis() as i64,
+            skew_ms: self.max_skew.as_millis() as i64,
         }
     }
 
@@ -148,7 +197,7 @@ impl<S: Store> League<S> {
                 at,
                 now: from_millis(now_ms),
                 ahead_ms,
-                max_skew_ms: self.season.clock.max_skew.as_millis() as u64,
+                max_skew_ms: self.max_skew.as_millis() as u64,
             }
             .into(),
             TimeRefusal::NotYet { wait_ms } => InputError::NotStarted {
@@ -176,7 +225,7 @@ impl<S: Store> League<S> {
                 at,
                 now,
                 ahead_ms: duration_ms(at - now),
-                max_skew_ms: self.season.clock.max_skew.as_millis() as u64,
+                max_skew_ms: self.max_skew.as_millis() as u64,
             }
             .into());
         }
@@ -192,31 +241,5 @@ impl<S: Store> League<S> {
             return Err(InputError::PeriodClosed { period: period.id }.into());
         }
         Ok(())
-    }
-
-    /// Seconds a player's records live after a placement in `period`: until
-    /// `retention.player_ttl` after the period's end.
-    pub(crate) fn player_ttl_secs(&self, period: &Period, now: DateTime<Utc>) -> u64 {
-        let until_end = u64::try_from((period.end - now).num_seconds()).unwrap_or(0);
-        self.season
-            .retention
-            .player_ttl
-            .as_secs()
-            .saturating_add(until_end)
-            .max(1)
-    }
-
-    pub(crate) fn tick(&self, period: &Period, at: DateTime<Utc>) -> Result<u64, InputError> {
-        let millis = (at - period.start).num_milliseconds();
-        let tick =
-            u64::try_from(millis).unwrap_or(0) / self.season.scoring.time_resolution.millis();
-        if tick >= self.season.packing.ticks() {
-            return Err(InputError::Other(format!(
-                "period {} is longer than the season's validated longest period; \
-                 report this with the season file",
-                period.id
-            )));
-        }
-        Ok(tick)
     }
 }

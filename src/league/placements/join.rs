@@ -15,7 +15,8 @@ use crate::season::JoinPolicy;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::{Entered, JoinRequest, PlayerState, Store};
 
-use super::*;
+use super::Placements;
+use crate::context::{Placed, normalize_time, validate_player};
 
 /// Where a player is placed for a period.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -41,7 +42,7 @@ pub struct Placement {
     pub pending_rewards: Option<Vec<RewardGrant>>,
 }
 
-/// Options of [`League::join_with`].
+/// Options of [`crate::League::join_with`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct JoinOptions {
@@ -71,8 +72,8 @@ impl JoinOptions {
 /// their pending rewards ([`Placement::last`], [`Placement::pending_rewards`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Welcome {
-    pub(crate) last: Option<LastOutcome>,
-    pub(crate) pending_rewards: Vec<RewardGrant>,
+    pub(super) last: Option<LastOutcome>,
+    pub(super) pending_rewards: Vec<RewardGrant>,
 }
 
 impl Welcome {
@@ -87,7 +88,7 @@ impl Welcome {
     }
 }
 
-impl<S: Store> League<S> {
+impl<S: Store> Placements<S> {
     /// The tier a player joins in `period`: the lowest for a new player; otherwise
     /// the next tier of their last outcome (computed on the spot if the rollover has
     /// not reached their bracket yet), then the idle policy for each period skipped.
@@ -106,7 +107,7 @@ impl<S: Store> League<S> {
             .0)
     }
 
-    /// [`League::next_tier`], and the outcome of the last period played when it was
+    /// [`Placements::next_tier`], and the outcome of the last period played when it was
     /// read on the way.
     pub(crate) async fn next_tier_and_last(
         &self,
@@ -116,11 +117,11 @@ impl<S: Store> League<S> {
         close: Option<DateTime<Utc>>,
     ) -> Result<(String, Option<LastOutcome>), Error> {
         let Some(s) = state else {
-            return Ok((self.tier_name(0), None));
+            return Ok((self.ctx.tier_name(0), None));
         };
-        let Some((index, _)) = self.season.tier_by_any_name(&s.tier) else {
+        let Some((index, _)) = self.ctx.season().tier_by_any_name(&s.tier) else {
             // The tier was removed from the season: start again at the bottom.
-            return Ok((self.tier_name(0), None));
+            return Ok((self.ctx.tier_name(0), None));
         };
         if s.period >= period {
             let (tier, _) = crate::season::split_group(&s.tier);
@@ -128,17 +129,20 @@ impl<S: Store> League<S> {
         }
         let last = match close {
             Some(now) => {
-                self.outcome_in(s.period, &s.tier, s.bracket, player, now)
+                self.rollover
+                    .outcome_in(s.period, &s.tier, s.bracket, player, now)
                     .await?
             }
             None => {
-                self.peek_outcome(s.period, index, &s.tier, s.bracket, player)
+                self.rollover
+                    .peek_outcome(s.period, index, &s.tier, s.bracket, player)
                     .await?
             }
         };
         let (base, skipped) = match &last {
             Some(o) => (
-                self.season
+                self.ctx
+                    .season()
                     .tier_by_any_name(&o.next_tier)
                     .map_or(index, |(i, _)| i),
                 period - s.period - 1,
@@ -159,7 +163,8 @@ impl<S: Store> League<S> {
             reward: o.reward,
         });
         Ok((
-            self.tier_name(self.season.tier_after_skipping(base, skipped)),
+            self.ctx
+                .tier_name(self.ctx.season().tier_after_skipping(base, skipped)),
             last,
         ))
     }
@@ -191,37 +196,37 @@ impl<S: Store> League<S> {
             .await
     }
 
-    /// [`League::join`] with options: the time and the cohort.
+    /// [`crate::League::join`] with options: the time and the cohort.
     #[instrument(skip(self), err(level = "debug"))]
     pub async fn join_with(&self, player: &str, options: JoinOptions) -> Result<Placement, Error> {
         match self.join_once(player, &options).await {
-            Err(e) if self.clock_contradicted(options.at.is_none(), &e) => {
+            Err(e) if self.ctx.clock_contradicted(options.at.is_none(), &e) => {
                 self.join_once(player, &options).await
             }
             result => result,
         }
     }
 
-    /// [`League::join_with`], stamped once.
+    /// [`crate::League::join_with`], stamped once.
     async fn join_once(&self, player: &str, options: &JoinOptions) -> Result<Placement, Error> {
         validate_player(player)?;
-        self.validate_cohort(options.cohort.as_deref())?;
-        let now = self.now().await?;
+        self.ctx.validate_cohort(options.cohort.as_deref())?;
+        let now = self.ctx.now().await?;
         let at = normalize_time(options.at.unwrap_or(now));
-        let period = self.period_at(Some(at))?;
-        self.check_time(&period, at, now, false)?;
+        let period = self.ctx.period_at(Some(at))?;
+        self.ctx.check_time(&period, at, now, false)?;
         let (placed, welcome) = self
             .place(player, &period, at, now, options.cohort.as_deref())
             .await
             .map_err(as_join)?;
         let (last, pending_rewards) = Welcome::fields(welcome);
-        let (tier, cohort) = crate::season::split_group(&placed.tier);
+        let (tier, cohort) = crate::season::split_group(placed.tier());
         Ok(Placement {
             player: player.to_owned(),
             period: period.id,
             tier: tier.to_owned(),
             cohort: cohort.map(str::to_owned),
-            bracket: placed.bracket,
+            bracket: placed.bracket(),
             last,
             pending_rewards,
         })
@@ -231,13 +236,13 @@ impl<S: Store> League<S> {
     pub(crate) fn join_error(&self, e: StoreError, period: &Period, at: DateTime<Utc>) -> Error {
         match e {
             StoreError::PeriodClosed => InputError::PeriodClosed { period: period.id }.into(),
-            StoreError::Time(why) => self.time_error(why, period, at),
+            StoreError::Time(why) => self.ctx.time_error(why, period, at),
             other => other.into(),
         }
     }
 
     /// Places the player (or finds their placement) in `period`, alone (see
-    /// [`League::place`] for the gathered path). The [`Welcome`] is there when this
+    /// [`Placements::place`] for the gathered path). The [`Welcome`] is there when this
     /// call placed them: their stored state was of an earlier period.
     pub(crate) async fn place_one(
         &self,
@@ -251,22 +256,26 @@ impl<S: Store> League<S> {
             return Ok((hit, None));
         }
         // Once per process: data of another key layout is refused, nothing written.
-        self.check_layout().await?;
-        let pkeys = self.keys.player(player);
+        self.ctx.check_layout().await?;
+        let pkeys = self.ctx.keys().player(player);
         // State, profile and pending rewards in one round trip (one slot).
-        let snapshot = self.store.player_snapshot(&pkeys).await?;
+        let snapshot = self.ctx.store().player_snapshot(&pkeys).await?;
         let state = snapshot.state;
         self.check_not_placed_later(player, state.as_ref(), period.id)?;
-        let profile = self.profile_json_of(&snapshot.profile.0, snapshot.profile.1);
+        let profile = self
+            .ctx
+            .profile_json_of(&snapshot.profile.0, snapshot.profile.1);
         let fresh = state.as_ref().is_none_or(|s| s.period < period.id);
         let (tier, last) = self
             .next_tier_and_last(player, state.as_ref(), period.id, Some(now))
             .await?;
         // The tier's boards of the player's cohort: a counter and brackets of their own.
-        let cohort = self.cohort_for(cohort, state.as_ref().map(|s| s.tier.as_str()));
+        let cohort = self
+            .ctx
+            .cohort_for(cohort, state.as_ref().map(|s| s.tier.as_str()));
         let tier = crate::season::board_group(&tier, cohort.as_deref());
-        let size = self.season.brackets.size;
-        let ttl = self.ttl_secs(period.id);
+        let size = self.ctx.season().brackets.size;
+        let ttl = self.ctx.ttl_secs(period.id);
         let mut replace_full = None;
         // A bracket is found full only after the store lost data under running game
         // servers (its counter restarted while its board survived); each pass moves
@@ -276,12 +285,13 @@ impl<S: Store> League<S> {
                 player,
                 tier: &tier,
                 size,
-                time: self.time_check(period, at),
+                time: self.ctx.time_check(period, at),
                 replace_full,
                 ttl_secs: ttl,
             };
             let joined = self
-                .store
+                .ctx
+                .store()
                 .join(&self.period_keys(period.id), &request)
                 .await
                 .map_err(|e| self.join_error(e, period, at))?;
@@ -293,23 +303,23 @@ impl<S: Store> League<S> {
             // between them is completed by the next join or score of the player.
             let state = PlayerState::new(period.id, joined.tier.clone(), joined.bracket);
             let (entered, recorded) = futures::join!(
-                self.store.enter(
-                    &placed.keys,
+                self.ctx.store().enter(
+                    placed.keys(),
                     player,
                     size,
                     profile.as_ref().map(|(v, json)| (*v, json.as_str())),
                     ttl,
                 ),
-                self.store.record_state(
+                self.ctx.store().record_state(
                     &pkeys,
                     &state,
-                    self.player_ttl_secs(period, now),
+                    self.ctx.player_ttl_secs(period, now),
                     // Rewards of periods closed longer ago than the retention can never
                     // be granted again: their claimed entries (and old claim answers)
                     // go.
                     period
                         .id
-                        .saturating_sub(u64::from(self.season.retention.periods) + 1),
+                        .saturating_sub(u64::from(self.ctx.season().retention.periods) + 1),
                 ),
             );
             match entered.map_err(|e| self.join_error(e, period, at))? {
@@ -342,7 +352,7 @@ impl<S: Store> League<S> {
             {
                 let source = format!("{}/", l.period);
                 if !rewards.iter().any(|(s, _)| s.starts_with(&source)) {
-                    rewards = self.store.rewards(&pkeys).await?;
+                    rewards = self.ctx.store().rewards(&pkeys).await?;
                 }
             }
             let pending_rewards = rewards
@@ -386,20 +396,21 @@ impl<S: Store> League<S> {
         // be moved on each call.
         Box::pin(async move {
             if let Some((tier, bracket)) = self
-                .store
+                .ctx
+                .store()
                 .placement(&self.period_keys(period.id), player)
                 .await?
             {
                 return Ok((self.remember(player, period.id, &tier, bracket), None));
             }
-            match self.season.brackets.join {
+            match self.ctx.season().brackets.join {
                 JoinPolicy::OnFirstScore => {
                     if let Some(refused) = first_refusal {
                         return Err(refused);
                     }
                     // A first score is a join: it must pass the join's time rules even when
                     // it carries a request id.
-                    self.check_time(period, at, now, false)?;
+                    self.ctx.check_time(period, at, now, false)?;
                     self.place(player, period, at, now, cohort).await
                 }
                 JoinPolicy::Explicit => Err(InputError::NotJoined {
