@@ -66,6 +66,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map_err(|_| "set LEAGUEKIT_TOKEN to one of the server's `server` tokens")?;
     let http = reqwest::Client::new();
     let player = "ana";
+    // A new request id each run, so that a second run counts its points too.
+    let request_id = format!("{player}:match-{}", chrono::Utc::now().timestamp_millis());
 
     let placed: serde_json::Value = checked(
         http.post(format!("{base}/v1/players/{player}/join"))
@@ -84,7 +86,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let s: Submission = checked(
             http.post(format!("{base}/v1/players/{player}/scores"))
                 .bearer_auth(&token)
-                .json(&json!({"value": 120, "request_id": format!("{player}:match-1")}))
+                .json(&json!({"value": 120, "request_id": request_id}))
                 .send()
                 .await?,
         )

@@ -72,8 +72,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let store = RedisStore::connect(&url, RedisOptions::default()).await?;
     let league = League::new(season, store);
 
+    // A new match id each run, so that a second run counts its points too.
+    let match_id = format!("match-{}", chrono::Utc::now().timestamp_millis());
     for (player, points) in [("ana", 120), ("bo", 80), ("cy", 95)] {
-        let r = on_match_finished(&league, player, "match-1", points).await?;
+        let r = on_match_finished(&league, player, &match_id, points).await?;
         let rank = r.rank.map_or("-".to_owned(), |r| r.to_string());
         println!(
             "{player}: score {} rank {rank} counted {}",
@@ -81,7 +83,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     // The game server retries a call whose answer it lost: nothing is counted twice.
-    let retry = on_match_finished(&league, "bo", "match-1", 80).await?;
+    let retry = on_match_finished(&league, "bo", &match_id, 80).await?;
     assert!(!retry.counted);
     if let Some(page) = retry.around {
         for e in page.entries {
