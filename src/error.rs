@@ -476,6 +476,7 @@ impl Error {
 /// How long a caller told [`StoreError::Unreachable`] waits when the store that
 /// refused has no better estimate (the first reconnection delay, rounded up to the
 /// second an HTTP `Retry-After` can say).
+#[cfg_attr(not(feature = "redis"), allow(dead_code))] // only the Redis store retries and waits
 pub(crate) const UNREACHABLE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl StoreError {

@@ -6,6 +6,23 @@
 //! rewarded. A season is described in TOML ([`Season`]); the engine ([`League`]) runs on
 //! any [`Store`]: [`RedisStore`] for production, [`MemoryStore`] for tests, simulations
 //! and single-process use. Both pass one conformance suite.
+//!
+//! # Features
+//!
+//! - `redis`: [`RedisStore`] and connecting to Redis (one server, Redis Cluster, TLS).
+//! - `server`: `leaguekit serve`'s HTTP API ([`server`]); implies `redis`.
+//! - `sim`: the designer's simulator and tuner ([`sim`]), with their charts.
+//! - `cli`: the `leaguekit` binary; implies the three others.
+//!
+//! All four are on by default. A game server that embeds the library takes its store
+//! alone, without the tools' dependencies (clap, plotters, rayon, axum, ...):
+//!
+//! ```toml
+//! leaguekit = { version = "0.3", default-features = false, features = ["redis"] }
+//! ```
+//!
+//! The memory store and the [`Scheduler`] are always there.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub, rust_2018_idioms)]
 
@@ -18,7 +35,10 @@ pub mod ranking;
 pub mod rollover;
 pub mod season;
 #[cfg(feature = "server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod server;
+#[cfg(feature = "sim")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
 pub mod sim;
 pub mod store;
 
@@ -34,16 +54,12 @@ pub use season::Season;
 pub use season::calendar::{Calendar, Period, PeriodId};
 pub use store::Store;
 pub use store::memory::MemoryStore;
+#[cfg(feature = "redis")]
 pub use store::redis::connection::{ConnectError, RedisConnection, RedisUrl, UrlError};
+#[cfg(feature = "redis")]
 pub use store::redis::{RedisOptions, RedisStore};
 
-mod compat;
 mod gather;
-#[doc(hidden)]
-pub use compat::{
-    calendar, chart, config, connection, engine, keys, memory, outcome, redis_store, scheduler,
-    score,
-};
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

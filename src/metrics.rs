@@ -153,12 +153,14 @@ pub(crate) fn joined(tier: &str) {
 }
 
 /// Counts a store operation that failed for good, and hands its error back.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))] // the Redis store's calls
 pub(crate) fn store_failed<E>(op: &'static str, error: E) -> E {
     ::metrics::counter!(STORE_ERRORS, "op" => op).increment(1);
     error
 }
 
 /// Counts a store operation that is attempted again.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))] // the Redis store's calls
 pub(crate) fn store_retry(op: &'static str) {
     ::metrics::counter!(STORE_RETRIES, "op" => op).increment(1);
 }

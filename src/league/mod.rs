@@ -69,7 +69,6 @@ use crate::store::Store;
 use crate::store::keys::Keys;
 use batching::SubmitQueue;
 
-pub(crate) use crate::context::normalize_time;
 pub use crate::context::validate_player;
 pub use placements::{
     CohortCount, JoinItem, JoinOptions, Placement, Placements, PlayerView, TierCount,

@@ -16,7 +16,7 @@
 //! Unlike the bit shifts of the usual recipe, the multiplier is the exact period
 //! length, not the next power of two, so no range is wasted; and [`Packing::new`]
 //! refuses any season whose `(max_score + 1) * T` exceeds 2^53 instead of rounding.
-//! The property tests in `tests/score_props.rs` check the round trip and the order.
+//! The property tests in `tests/store/score_props.rs` check the round trip and the order.
 
 use serde::{Deserialize, Serialize};
 

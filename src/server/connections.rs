@@ -3,7 +3,7 @@
 //!
 //! Why not `axum::serve`: it gives hyper no timer, so hyper's header read timeout is
 //! off, and a connection waits for a request's head forever. Measured before this
-//! module (`tests/http.rs`, `slow_or_idle_connections_are_closed`): a client that
+//! module (`tests/http/http.rs`, `slow_or_idle_connections_are_closed`): a client that
 //! sent half a request head, and a keep-alive connection left idle after one answer,
 //! were both still open after 70 s. Every such connection holds a socket and a
 //! task, so a few thousand of them (a buggy client, or a slowloris attack) exhaust

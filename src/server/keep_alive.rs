@@ -8,7 +8,7 @@
 //! client, which keeps it in its pool: its next request on it fails half-sent
 //! (`BrokenPipe`, or an incomplete message). With a body of a few hundred KiB that was
 //! about one request in four after a 401 or a 404, and a few in a hundred after a 413
-//! (`tests/http.rs`, `a_refused_body_does_not_break_the_next_request`). A write that
+//! (`tests/http/http.rs`, `a_refused_body_does_not_break_the_next_request`). A write that
 //! fails half-sent is one whose outcome a client cannot know, so this matters more
 //! than the cost of a new connection.
 //!

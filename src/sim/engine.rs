@@ -1,7 +1,7 @@
 //! The full engine path: every event goes through [`League`] on a [`Store`] (the
 //! embedded store or Redis), exactly as a game server's would: joins, score updates,
 //! rollovers, idle policy and rewards. It is the reference the fast path is held to
-//! (`tests/sim.rs` compares their reports byte for byte), and the only path on Redis.
+//! (`tests/cli/sim.rs` compares their reports byte for byte), and the only path on Redis.
 //!
 //! Owns: driving the league period by period and reading its figures back. Must not:
 //! decide placement, order, outcomes or rewards itself.

@@ -12,7 +12,7 @@
 //!
 //! Steps 1, 3 and 4 run on all threads, step 2 is a parallel sort of unique keys, and
 //! every sum is of integers: the result is the same for any number of threads. The
-//! differential tests in `tests/sim.rs` hold it to the full engine path byte for byte.
+//! differential tests in `tests/cli/sim.rs` hold it to the full engine path byte for byte.
 //!
 //! Owns: the compact run. Must not: change a rule; a rule it needs comes from the
 //! season, packing or outcome modules.

@@ -11,7 +11,7 @@
 //!   season's packing and tie order, [`crate::rollover::outcome`]'s rule, the idle
 //!   policy, rewards and the embedded store's expiries) on compact arrays, on every
 //!   core. `leaguekit simulate` uses it on the embedded store. The differential tests
-//!   in `tests/sim.rs` run both on small populations and compare the reports.
+//!   in `tests/cli/sim.rs` run both on small populations and compare the reports.
 //!
 //! Deterministic: every draw comes from a seeded stream per player and period, reports
 //! use ordered maps and integer sums, and no wall-clock time enters a report, so one

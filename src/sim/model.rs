@@ -5,7 +5,7 @@
 //! Every figure mirrors the engine on a [`crate::MemoryStore`] whose clock is the
 //! league clock, as the full engine path runs it: the period's events at its last
 //! millisecond, its close at `end + max_skew`. The functions mirrored are named at each
-//! field; `tests/sim.rs` holds the two paths to the same report, retention included.
+//! field; `tests/cli/sim.rs` holds the two paths to the same report, retention included.
 //!
 //! Owns: those times. Must not: decide a tier (the fast path does, with
 //! [`crate::rollover::outcome::after_skipped`]).

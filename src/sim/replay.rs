@@ -24,7 +24,8 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::league::{normalize_time, validate_player};
+use crate::context::normalize_time;
+use crate::league::validate_player;
 use crate::season::calendar::PeriodId;
 use crate::season::{JoinPolicy, Season};
 

@@ -11,7 +11,7 @@
 //! step on one hash slot (see [`keys`]), so the Redis implementation ([`redis`]) is one
 //! Lua script or command per method and the in-memory one ([`memory`]) one critical
 //! section. Both must behave identically; the shared conformance suite in
-//! `tests/conformance.rs` holds them to it.
+//! `tests/store/conformance.rs` holds them to it.
 //!
 //! This module owns the storage contract and the key layout; it knows nothing of the
 //! season's rules beyond the numbers an operation carries (packing, time limits), and
@@ -20,6 +20,8 @@
 mod blocked;
 pub mod keys;
 pub mod memory;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
 mod types;
 

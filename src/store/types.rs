@@ -408,6 +408,7 @@ impl StoredText {
 
     /// The bytes `range` of `text`, sharing `text`; `None` when `range` is not a
     /// part of it (out of bounds, or not on char boundaries).
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))] // pages read from Redis
     pub(crate) fn part(text: &Arc<String>, range: Range<usize>) -> Option<StoredText> {
         text.get(range.clone())?;
         Some(StoredText {
@@ -419,6 +420,7 @@ impl StoredText {
 
     /// `json`, a part of `text`, sharing `text` rather than copying; a `json` that is
     /// not a part of `text` is copied.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))] // pages read from Redis
     pub(crate) fn within(text: &Arc<String>, json: &str) -> StoredText {
         // Where `json` starts in `text`, if it is a part of it.
         (json.as_ptr() as usize)

@@ -217,7 +217,7 @@ impl RedisStore {
     /// After an ASK the next attempt goes to the node ASK named, preceded by ASKING
     /// (see [`connection::Routed`]): the connection that never resends does not
     /// follow ASK itself. Without these, a resharding failed updates that were safe
-    /// to retry (tests/cluster_faults.rs).
+    /// to retry (tests/store/cluster_faults.rs).
     ///
     /// On a cluster, an attempt that waits [`Renewing::patience`] while its connection
     /// answers nothing at all is abandoned as timed out, and the connection is opened

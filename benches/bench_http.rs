@@ -1,0 +1,401 @@
+//! Measures `leaguekit serve` over HTTP against the library called directly, in the
+//! same run, on the same Redis, with the same work, and prints both with their ratio.
+//!
+//! ```text
+//! redis-server --port 6390 --save '' --daemonize yes
+//! cargo bench --bench bench_http -- redis://127.0.0.1:6390/ [REQUESTS] [CLIENTS]
+//! ```
+//!
+//! The HTTP side is the service `leaguekit serve` runs (`leaguekit::server::router`
+//! with every layer: auth, limits, timeouts, compression, metrics, tracing), served on
+//! a loopback port of this process; CLIENTS (default 50) keep-alive clients, each
+//! with its own connection, send REQUESTS requests in all. The direct side is the same
+//! number of tasks calling `League::submit` / `League::standings` on one shared
+//! `League`. Both leagues have the same players (PLAYERS = 5000, joined beforehand,
+//! with names), each under its own key prefix. Every submit carries a request id, as
+//! a game server's should. Each measurement is taken twice, alternating HTTP and
+//! direct after a warm-up, and the better of the two is printed for each (the
+//! machine may be shared): requests/s, p50 and p99 latency, CPU time per request of
+//! this process and of Redis (`INFO cpu`), and HTTP's share of direct throughput. A
+//! bare axum handler on the same clients gives the HTTP floor of the machine. The
+//! clients run on the same cores as the server, so on a small machine their CPU is
+//! part of the HTTP figures.
+
+#[allow(dead_code)] // each benchmark uses part of it
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use leaguekit::server::{CancellationToken, ServerOptions, Tokens};
+use leaguekit::{League, RedisOptions, RedisStore, Season, SubmitOptions};
+
+const PLAYERS: usize = 5000;
+const TOKEN: &str = "bench-server-token-0123456789";
+
+fn season(prefix: &str) -> Result<Season, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string("config/season.toml").map_err(|e| {
+        format!("cannot read config/season.toml ({e}): run from the repository root")
+    })?;
+    let text = text.replacen(
+        "key_prefix = \"lk\"",
+        &format!("key_prefix = \"{prefix}\""),
+        1,
+    );
+    Ok(Season::from_toml(&text, "config/season.toml")?)
+}
+
+fn player(i: usize) -> String {
+    format!("player-{i:05}")
+}
+
+/// One measurement: requests, wall time, CPU time of this process and of Redis, and
+/// every latency, sorted.
+struct Run {
+    n: usize,
+    wall: Duration,
+    lat: Vec<Duration>,
+    /// This process's CPU over the run (user + system, all threads).
+    cpu: Duration,
+    redis_cpu: Option<Duration>,
+}
+
+/// Redis's CPU time (used_cpu_user + used_cpu_sys of INFO cpu).
+async fn redis_cpu(con: &mut redis::aio::MultiplexedConnection) -> Option<Duration> {
+    let info: String = redis::cmd("INFO").arg("cpu").query_async(con).await.ok()?;
+    let field = |name: &str| -> Option<f64> {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    Some(Duration::from_secs_f64(
+        field("used_cpu_user:")? + field("used_cpu_sys:")?,
+    ))
+}
+
+impl Run {
+    /// CPU per request of this process and of Redis, in microseconds.
+    fn cpu_per_request(&self) -> String {
+        let per = |d: Option<Duration>| {
+            d.map_or("?".to_owned(), |d| {
+                format!("{:.0}", d.as_secs_f64() * 1e6 / self.n as f64)
+            })
+        };
+        format!(
+            "CPU/request {:>4} µs here + {:>3} µs Redis",
+            per(Some(self.cpu)),
+            per(self.redis_cpu)
+        )
+    }
+
+    fn rate(&self) -> f64 {
+        self.n as f64 / self.wall.as_secs_f64()
+    }
+
+    fn pct(&self, p: f64) -> Duration {
+        let i = ((self.lat.len() as f64 - 1.0) * p).round() as usize;
+        self.lat.get(i).copied().unwrap_or_default()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Submit,
+    Standings,
+    /// A bare axum handler on another port: the HTTP floor of this machine.
+    Floor,
+}
+
+/// `clients` tasks doing `total` operations in all through `one(worker, i)`.
+async fn drive<F, Fut>(clients: usize, total: usize, one: F) -> Result<Run, String>
+where
+    F: Fn(usize, usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send,
+{
+    let one = Arc::new(one);
+    let per = total / clients;
+    let cpu0 = common::own_cpu();
+    let started = Instant::now();
+    let mut tasks = Vec::with_capacity(clients);
+    for w in 0..clients {
+        let one = one.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::with_capacity(per);
+            for i in 0..per {
+                let t = Instant::now();
+                one(w, i).await?;
+                lat.push(t.elapsed());
+            }
+            Ok::<_, String>(lat)
+        }));
+    }
+    let mut lat = Vec::with_capacity(per * clients);
+    for t in tasks {
+        lat.extend(t.await.map_err(|e| e.to_string())??);
+    }
+    let wall = started.elapsed();
+    let cpu = Duration::from_secs_f64((common::own_cpu() - cpu0).max(0.0));
+    lat.sort();
+    Ok(Run {
+        n: lat.len(),
+        wall,
+        lat,
+        cpu,
+        redis_cpu: None,
+    })
+}
+
+struct Bench {
+    direct: Arc<League<RedisStore>>,
+    base: String,
+    clients: Vec<reqwest::Client>,
+    brackets: usize,
+    floor: String,
+    con: redis::aio::MultiplexedConnection,
+}
+
+impl Bench {
+    /// One measurement over HTTP or direct, with Redis's CPU time.
+    async fn run(&self, http: bool, op: Op, round: usize, total: usize) -> Result<Run, String> {
+        let mut con = self.con.clone();
+        let before = redis_cpu(&mut con).await;
+        let mut run = if http {
+            self.http(op, round, total).await?
+        } else {
+            self.direct(op, round, total).await?
+        };
+        run.redis_cpu = redis_cpu(&mut con)
+            .await
+            .zip(before)
+            .map(|(b, a)| b.saturating_sub(a));
+        Ok(run)
+    }
+
+    async fn http(&self, op: Op, round: usize, total: usize) -> Result<Run, String> {
+        let n = self.clients.len();
+        let clients = Arc::new(self.clients.clone());
+        let base = self.base.clone();
+        let floor = self.floor.clone();
+        let brackets = self.brackets;
+        drive(n, total, move |w, i| {
+            let client = clients[w].clone();
+            let base = base.clone();
+            let floor = floor.clone();
+            async move {
+                let r = match op {
+                    Op::Floor => client.get(format!("{floor}/ping")).send().await,
+                    Op::Submit => {
+                        let p = player((w + i * n) % PLAYERS);
+                        client
+                            .post(format!("{base}/v1/players/{p}/scores"))
+                            .bearer_auth(TOKEN)
+                            .header("content-type", "application/json")
+                            .body(format!(
+                                "{{\"value\":1,\"request_id\":\"h{round}-{w}-{i}\"}}"
+                            ))
+                            .send()
+                            .await
+                    }
+                    Op::Standings => {
+                        let b = (w + i) % brackets + 1;
+                        client
+                            .get(format!("{base}/v1/tiers/bronze/brackets/{b}?limit=100"))
+                            .bearer_auth(TOKEN)
+                            .send()
+                            .await
+                    }
+                }
+                .map_err(|e| format!("request failed: {e}"))?;
+                let status = r.status();
+                let body = r.bytes().await.map_err(|e| e.to_string())?;
+                if !status.is_success() {
+                    return Err(format!("{status}: {}", String::from_utf8_lossy(&body)));
+                }
+                Ok(())
+            }
+        })
+        .await
+    }
+
+    async fn direct(&self, op: Op, round: usize, total: usize) -> Result<Run, String> {
+        let n = self.clients.len();
+        let league = self.direct.clone();
+        let brackets = self.brackets;
+        drive(n, total, move |w, i| {
+            let league = league.clone();
+            async move {
+                match op {
+                    Op::Floor => Ok(()),
+                    Op::Submit => {
+                        let p = player((w + i * n) % PLAYERS);
+                        let o = SubmitOptions::default().request_id(format!("d{round}-{w}-{i}"));
+                        league.submit(&p, 1, o).await.map(drop)
+                    }
+                    Op::Standings => {
+                        let b = (w + i) % brackets + 1;
+                        league
+                            .standings("bronze", b as u32, None, 0, 100)
+                            .await
+                            .map(drop)
+                    }
+                }
+                .map_err(|e| e.to_string())
+            }
+        })
+        .await
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn report(what: &str, http: &Run, direct: &Run) {
+    println!(
+        "{what:<10} HTTP   {:>9.0}/s  p50 {:>9}  p99 {:>9}  {}",
+        http.rate(),
+        ms(http.pct(0.5)),
+        ms(http.pct(0.99)),
+        http.cpu_per_request()
+    );
+    println!(
+        "{:<10} direct {:>9.0}/s  p50 {:>9}  p99 {:>9}  {}",
+        "",
+        direct.rate(),
+        ms(direct.pct(0.5)),
+        ms(direct.pct(0.99)),
+        direct.cpu_per_request()
+    );
+    println!(
+        "{:<10} HTTP/direct: throughput x{:.2}, p50 x{:.2}, p99 x{:.2}",
+        "",
+        http.rate() / direct.rate(),
+        http.pct(0.5).as_secs_f64() / direct.pct(0.5).as_secs_f64(),
+        http.pct(0.99).as_secs_f64() / direct.pct(0.99).as_secs_f64()
+    );
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().filter(|a| a != "--bench").skip(1);
+    let url = args
+        .next()
+        .or_else(|| std::env::var("LEAGUEKIT_REDIS").ok())
+        .ok_or("usage: bench_http REDIS_URL [REQUESTS] [CLIENTS]")?;
+    let total: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(20_000);
+    let clients: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(50);
+    if clients == 0 || total < clients {
+        return Err("REQUESTS must be at least CLIENTS, and CLIENTS at least 1".into());
+    }
+    let tag = Utc::now().timestamp_millis();
+    let connect = || RedisStore::connect(&url, RedisOptions::default());
+    let served = Arc::new(League::new(season(&format!("bh{tag}"))?, connect().await?));
+    let direct = Arc::new(League::new(season(&format!("bd{tag}"))?, connect().await?));
+
+    // The same players in both leagues, placed and named beforehand.
+    for league in [&served, &direct] {
+        for i in 0..PLAYERS {
+            let p = player(i);
+            league.join(&p, None).await?;
+            league
+                .set_profile(&p, &[("name".into(), format!("Player {i}"))])
+                .await?;
+        }
+    }
+    let brackets = PLAYERS.div_ceil(100);
+
+    let options = ServerOptions::new(Tokens::new([TOKEN], Vec::<&str>::new())?);
+    let shutdown = CancellationToken::new();
+    let router = leaguekit::server::router(served.clone(), &options, shutdown.clone());
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let server = tokio::spawn(leaguekit::server::serve(
+        listener,
+        router,
+        shutdown.clone(),
+        Duration::from_secs(5),
+    ));
+    // The floor: the same clients against a handler that does nothing.
+    let bare = axum::Router::new().route("/ping", axum::routing::get(|| async { "{}" }));
+    let floor_listener =
+        tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let floor = format!("http://{}", floor_listener.local_addr()?);
+    let stop_floor = shutdown.clone();
+    let floor_server = tokio::spawn(async move {
+        axum::serve(floor_listener, bare)
+            .with_graceful_shutdown(async move { stop_floor.cancelled().await })
+            .await
+    });
+    let bench = Bench {
+        direct,
+        base,
+        clients: (0..clients)
+            .map(|_| reqwest::Client::builder().pool_max_idle_per_host(1).build())
+            .collect::<Result<_, _>>()?,
+        brackets,
+        floor,
+        con: redis::Client::open(url.as_str())?
+            .get_multiplexed_async_connection()
+            .await?,
+    };
+
+    println!(
+        "leaguekit serve over HTTP vs the library directly: {clients} concurrent clients, \
+         {total} requests a measurement, {PLAYERS} players in {brackets} brackets, {url}"
+    );
+    println!("(best of two alternating runs each, after a warm-up; latency is per request)");
+    println!();
+    let warm = (total / 10).max(clients);
+    bench.run(true, Op::Floor, 0, warm).await?;
+    let mut floor: Option<Run> = None;
+    for _ in 0..2 {
+        let f = bench.run(true, Op::Floor, 0, total).await?;
+        if floor.as_ref().is_none_or(|b| f.rate() > b.rate()) {
+            floor = Some(f);
+        }
+    }
+    if let Some(f) = &floor {
+        println!(
+            "HTTP floor (a bare axum handler, no store, same clients): {:.0}/s  p50 {}  p99 {}  {}",
+            f.rate(),
+            ms(f.pct(0.5)),
+            ms(f.pct(0.99)),
+            f.cpu_per_request()
+        );
+        println!();
+    }
+    for (op, name) in [(Op::Submit, "submit"), (Op::Standings, "standings")] {
+        bench.run(true, op, 0, warm).await?;
+        bench.run(false, op, 0, warm).await?;
+        let mut best_http: Option<Run> = None;
+        let mut best_direct: Option<Run> = None;
+        for round in 1..=2 {
+            let h = bench.run(true, op, round, total).await?;
+            let d = bench.run(false, op, round, total).await?;
+            if best_http.as_ref().is_none_or(|b| h.rate() > b.rate()) {
+                best_http = Some(h);
+            }
+            if best_direct.as_ref().is_none_or(|b| d.rate() > b.rate()) {
+                best_direct = Some(d);
+            }
+        }
+        if let (Some(h), Some(d)) = (best_http, best_direct) {
+            report(name, &h, &d);
+            if op == Op::Submit {
+                let share = h.rate() / d.rate();
+                println!(
+                    "{:<10} target: HTTP at least 0.6 of direct: {} ({share:.2})",
+                    "",
+                    if share >= 0.6 { "met" } else { "NOT met" }
+                );
+            }
+        }
+        println!();
+    }
+    shutdown.cancel();
+    server.await??;
+    floor_server.await??;
+    Ok(())
+}

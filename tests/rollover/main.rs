@@ -1,0 +1,14 @@
+//! The period lifecycle: the rollover on every store, the pure outcome rule, the
+//! scheduler, and the rollover's crash safety (a rollover process killed and run
+//! again).
+//!
+//! One test binary; each module was a test file of its own (`cargo test --test
+//! rollover crash::` runs one of them).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod crash;
+mod outcome;
+mod rollover;
+mod scheduler;

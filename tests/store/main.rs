@@ -1,0 +1,17 @@
+//! The stores: the conformance suite every store passes, property tests of both stores
+//! and of score packing, what a period's close records, and the Redis backend under
+//! Redis-specific conditions and faults (a real server, a three-master cluster, TLS).
+//!
+//! One test binary; each module was a test file of its own (`cargo test --test store
+//! conformance::` runs one of them).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cluster_faults;
+mod conformance;
+mod hardening;
+mod period_record;
+mod redis_store;
+mod score_props;
+mod store_props;
