@@ -65,3 +65,13 @@ mod gather;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The embedding guide's examples (docs/embedding.md), compiled and run as doctests.
+#[doc = include_str!("../docs/embedding.md")]
+#[cfg(doctest)]
+pub struct EmbeddingGuideDoctests;
+
+/// The Redis guide's examples (docs/redis.md), compiled as doctests.
+#[doc = include_str!("../docs/redis.md")]
+#[cfg(doctest)]
+pub struct RedisGuideDoctests;
