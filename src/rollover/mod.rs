@@ -193,8 +193,8 @@ impl<S: Store> Rollover<S> {
     /// [`crate::Scheduler`] does: `spawn_blocking` and `Handle::block_on`) rather than
     /// from a task spawned on the workers, where it competes with the Redis
     /// connection's own tasks: at 1,000,000 players on 2 cores a spawned task took
-    /// 1.5 to 2 times as long (`bench_rollover --spawned`; docs/performance.md, "The
-    /// rollover, stop 26").
+    /// 1.5 to 2 times as long (`cargo bench --bench bench_rollover -- --spawned`;
+    /// docs/embedding.md, "Turning periods over").
     #[instrument(skip(self, options), fields(dry_run = options.dry_run), err(level = "debug"))]
     pub async fn rollover(
         &self,

@@ -20,7 +20,7 @@
 //! Minimal reproduction: on a three-master cluster, `CLUSTER SETSLOT s IMPORTING <src>`
 //! on the target, `CLUSTER SETSLOT s MIGRATING <dst>` on the owner, `MIGRATE` one key
 //! of slot `s`; a `GET` of that key on a `ClusterClientBuilder::new(..).retries(0)`
-//! connection fails with `ASK s <dst>` instead of answering (tests/cluster_faults.rs
+//! connection fails with `ASK s <dst>` instead of answering (tests/store/cluster_faults.rs
 //! moves slots under writers this way).
 //!
 //! **Removal.** This module goes when redis-rs follows MOVED/ASK outside the retry

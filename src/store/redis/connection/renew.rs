@@ -6,7 +6,7 @@
 //! background task stops polling the requests in flight; if one of them was just
 //! granted the read lock of the connection map (or queued for its write lock), the
 //! refresh waits for the write lock forever. From then on every request on that
-//! connection times out, while the cluster itself is fine. `tests/cluster_faults.rs`
+//! connection times out, while the cluster itself is fine. `tests/store/cluster_faults.rs`
 //! met it in about one run in three while moving slots under 50 writers (the
 //! refresh logged "waiting for the write lock" and nothing after; every request for
 //! minutes afterwards "timed out"); valkey-glide fixed the same deadlock in its fork
@@ -28,7 +28,7 @@
 //!
 //! Waiting `response_timeout` (5 s by default) rather than the whole
 //! `cluster_response_timeout` (10 s) leaves a request that met a wedge time to be
-//! retried within its caller's patience; `tests/cluster_faults.rs` saw requests fail
+//! retried within its caller's patience; `tests/store/cluster_faults.rs` saw requests fail
 //! after 20 to 30 s of successive wedged attempts before this.
 //!
 //! **Upstream.** The wedge is the lock-across-await deadlock of redis-rs's cluster
@@ -39,13 +39,13 @@
 //! polling. redis-rs#2092 (a refresh holding the lock blocks every call) and #1953
 //! (open: `get_async_connection` sometimes hangs) are reports about the same lock.
 //! valkey-glide's fork removed it by making that lock synchronous (valkey-glide#2643).
-//! Minimal reproduction: `tests/cluster_faults.rs`, slots moved under 50 writers
+//! Minimal reproduction: `tests/store/cluster_faults.rs`, slots moved under 50 writers
 //! with this module disabled (about one run in three wedges; the refresh logs
 //! "waiting for the write lock" and nothing after).
 //!
 //! **Removal.** When a redis-rs release takes the connection map's lock without an
 //! await (as valkey-glide#2643 did), and
-//! tests/cluster_faults.rs passes repeatedly with `Renewing` bypassed. No idempotency
+//! tests/store/cluster_faults.rs passes repeatedly with `Renewing` bypassed. No idempotency
 //! design removes it: a wedged connection answers nothing, whatever the request.
 
 use std::sync::RwLock;
@@ -185,7 +185,7 @@ impl Renewing {
     /// or replaced. A reopening that failed is not attempted again within
     /// `cluster_response_timeout`, so a cluster that is down is not flooded; one that
     /// succeeded may be followed by another as soon as the new connection wedges too
-    /// (`tests/cluster_faults.rs` saw a new connection wedge at its first slot
+    /// (`tests/store/cluster_faults.rs` saw a new connection wedge at its first slot
     /// refresh, again and again, while slots kept moving).
     pub(crate) async fn check(&self, ticket: &Ticket) -> bool {
         let _one_at_a_time = self.reopening.lock().await;
