@@ -97,23 +97,8 @@ struct Going {
 }
 
 impl<S: Store> Placements<S> {
-    /// Places many players, as [`crate::League::join_with`] places one, in a few pipelined
-    /// stages for the whole batch: on Redis about four round trips for a batch of any
-    /// size on one server (per slot group, concurrently, on a cluster) instead of a
-    /// few per player. One result per item, in order; a refused item (bad input, a
-    /// closed period) does not stop the others. A player listed twice gets the same
-    /// placement twice (the first reply carries the welcome: `last`, `pending_rewards`).
-    ///
-    /// ```
-    /// # use leaguekit::{League, MemoryStore, Season, JoinItem};
-    /// # async fn demo(league: League<MemoryStore>) -> Result<(), leaguekit::Error> {
-    /// let items: Vec<JoinItem> = (0..1000).map(|i| JoinItem::new(format!("p{i}"))).collect();
-    /// for placement in league.join_many(&items).await {
-    ///     let placement = placement?;
-    ///     println!("{} is in {} bracket {}", placement.player, placement.tier, placement.bracket);
-    /// }
-    /// # Ok(()) }
-    /// ```
+    /// Places many players in a few pipelined stages for the whole batch, one result
+    /// per item, in order: the rules and an example are [`crate::League::join_many`]'s.
     pub async fn join_many(&self, items: &[JoinItem]) -> Vec<Result<Placement, Error>> {
         self.ctx
             .league_clock()
