@@ -68,6 +68,7 @@ pub struct ErrorBody {
 #[non_exhaustive]
 pub struct ErrorDetail {
     /// A stable, machine-readable code, such as `period_closed` or `unknown`.
+    #[schema(value_type = super::openapi::ErrorCode)]
     pub code: String,
     /// What was wrong and what to do.
     pub message: String,
@@ -79,6 +80,7 @@ pub struct ErrorDetail {
     /// (the one sent, or the server's clock when none was): resend it with the same
     /// `request_id` and this `at`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
     pub at: Option<String>,
 }
 

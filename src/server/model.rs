@@ -29,6 +29,7 @@ pub(super) use super::extract::{Body, P, Q, parse_time, rfc3339};
 #[serde(deny_unknown_fields)]
 pub(super) struct JoinIn {
     /// Event time, RFC 3339 (default: now by the league clock).
+    #[schema(format = DateTime)]
     pub(super) at: Option<String>,
 }
 
@@ -36,12 +37,20 @@ pub(super) struct JoinIn {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SubmitIn {
-    /// A delta, a best or a new score, by the season's `scoring.mode`.
+    /// A delta, a best or a new score, by the season's `scoring.mode`. No season allows
+    /// more than 2^53 - 1; the season's own bound is `max_score` (`GET /v1/season`).
+    #[schema(minimum = -9_007_199_254_740_991_i64, maximum = 9_007_199_254_740_991_i64)]
     pub(super) value: i64,
     /// Makes the update idempotent: a resend with the same id (and the same `at`)
     /// changes nothing and answers like the first. 1-128 bytes.
+    #[schema(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     pub(super) request_id: Option<String>,
     /// Event time, RFC 3339 (default: now by the league clock).
+    #[schema(format = DateTime)]
     pub(super) at: Option<String>,
     /// `false` leaves `rank` out of the answer, which saves the store a scan of the
     /// bracket's board (a few per cent of an update's Redis time). Default `true`.
@@ -57,13 +66,25 @@ fn yes() -> bool {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct BatchItemIn {
-    /// The player.
+    /// The player: 1-64 bytes of UTF-8 without control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     pub(super) player: String,
-    /// The value.
+    /// The value (see the single update).
+    #[schema(minimum = -9_007_199_254_740_991_i64, maximum = 9_007_199_254_740_991_i64)]
     pub(super) value: i64,
-    /// Idempotency key (see the single update).
+    /// Idempotency key (see the single update), 1-128 bytes.
+    #[schema(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     pub(super) request_id: Option<String>,
     /// Event time, RFC 3339.
+    #[schema(format = DateTime)]
     pub(super) at: Option<String>,
     /// `false` leaves `rank` out of the item's answer (see the single update).
     #[serde(default = "yes")]
@@ -74,7 +95,12 @@ pub(super) struct BatchItemIn {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ClaimIn {
-    /// Makes the claim idempotent: a repeat returns the same grants.
+    /// Makes the claim idempotent: a repeat returns the same grants. 1-128 bytes.
+    #[schema(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     pub(super) request_id: Option<String>,
 }
 
@@ -84,6 +110,7 @@ pub(super) struct ClaimIn {
 #[into_params(parameter_in = Query)]
 pub(super) struct PeriodQuery {
     /// Period id (default: the current period by the league clock).
+    #[param(minimum = 0)]
     pub(super) period: Option<u64>,
 }
 
@@ -93,10 +120,13 @@ pub(super) struct PeriodQuery {
 #[into_params(parameter_in = Query)]
 pub(super) struct PageQuery {
     /// Period id (default: current).
+    #[param(minimum = 0)]
     pub(super) period: Option<u64>,
     /// First rank to show, 0-based (default 0).
+    #[param(minimum = 0)]
     pub(super) offset: Option<u64>,
     /// Entries to show, 1-1000 (default 100).
+    #[param(minimum = 1, maximum = 1000)]
     pub(super) limit: Option<u64>,
 }
 
@@ -106,8 +136,10 @@ pub(super) struct PageQuery {
 #[into_params(parameter_in = Query)]
 pub(super) struct AroundQuery {
     /// Entries above and below the player, 0-500 (default 5).
+    #[param(minimum = 0, maximum = 500)]
     pub(super) radius: Option<u64>,
     /// Period id (default: current).
+    #[param(minimum = 0)]
     pub(super) period: Option<u64>,
 }
 
@@ -117,8 +149,10 @@ pub(super) struct AroundQuery {
 #[into_params(parameter_in = Query)]
 pub(super) struct LiveQuery {
     /// Period id (default: follow the current period, also across a boundary).
+    #[param(minimum = 0)]
     pub(super) period: Option<u64>,
     /// Entries to send, 1-1000 (default 100).
+    #[param(minimum = 1, maximum = 1000)]
     pub(super) limit: Option<u64>,
 }
 
@@ -128,6 +162,7 @@ pub(super) struct LiveQuery {
 #[into_params(parameter_in = Query)]
 pub(super) struct PeriodsQuery {
     /// Closed periods to list, newest first, 0-100 (default: `retention.periods`).
+    #[param(minimum = 0, maximum = 100)]
     pub(super) limit: Option<u64>,
 }
 
@@ -253,7 +288,7 @@ pub(super) struct StandingOut {
     player: String,
     score: u64,
     /// The cached profile fields (an empty object when none are set).
-    #[schema(value_type = Object)]
+    #[schema(value_type = BTreeMap<String, String>)]
     profile: crate::ranking::Profile,
 }
 
@@ -300,6 +335,7 @@ pub(super) struct LastOut {
     rank: u64,
     score: u64,
     /// `promoted`, `stayed` or `demoted`.
+    #[schema(value_type = super::openapi::Outcome)]
     outcome: &'static str,
     next_tier: String,
     reward: Option<String>,
@@ -460,9 +496,12 @@ impl From<PeriodReport> for PeriodReportOut {
 #[derive(Debug, Serialize, ToSchema)]
 pub(super) struct PeriodOut {
     id: u64,
+    #[schema(format = DateTime)]
     start: String,
+    #[schema(format = DateTime)]
     end: String,
     /// When it stops accepting events and may be closed: its end plus `max_skew`.
+    #[schema(format = DateTime)]
     closes_at: String,
 }
 
@@ -482,10 +521,12 @@ impl PeriodOut {
 pub(super) struct PeriodsOut {
     pub(super) season: String,
     /// The league clock (Redis's), when this answer was made.
+    #[schema(format = DateTime)]
     pub(super) now: String,
     /// The period the league clock is in (`null` before the season starts).
     pub(super) current: Option<PeriodOut>,
     /// The next period boundary: the current period's end (or the season's start).
+    #[schema(format = DateTime)]
     pub(super) next_boundary: Option<String>,
     /// Every period up to this one is closed (0: none yet).
     pub(super) closed_through: u64,
@@ -521,6 +562,7 @@ pub(super) struct ExportLine {
     player: String,
     score: u64,
     /// `promoted`, `stayed` or `demoted`.
+    #[schema(value_type = super::openapi::Outcome)]
     outcome: &'static str,
     next_tier: String,
     reward: Option<String>,
@@ -568,8 +610,10 @@ pub(super) struct SeasonOut {
     pub(super) tiers: Vec<TierOut>,
     pub(super) bracket_size: u32,
     /// `on_first_score` or `explicit`.
+    #[schema(value_type = super::openapi::JoinPolicy)]
     pub(super) join: &'static str,
     /// `increment`, `best` or `set`.
+    #[schema(value_type = super::openapi::ScoringMode)]
     pub(super) mode: &'static str,
     pub(super) max_score: u64,
     pub(super) profile_fields: Vec<String>,
@@ -583,6 +627,7 @@ pub(super) struct SeasonOut {
 #[derive(Debug, Serialize, ToSchema)]
 pub(super) struct HealthOut {
     /// `ok`, or `degraded` while the store refuses writes (reads keep working).
+    #[schema(value_type = super::openapi::HealthStatus)]
     pub(super) status: &'static str,
     /// With `degraded`: `store_refuses_writes`.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,19 +1,31 @@
 //! The OpenAPI document, generated from the handlers' annotations and the answer
 //! types (utoipa), served at `GET /openapi.json`.
 //!
+//! It is OpenAPI 3.1 (utoipa 5 emits nothing else). A few things the annotations
+//! cannot say are added here, the same for every operation: `security: []` on
+//! `/healthz`, the answers every operation can give (401 and 503 for any token-guarded
+//! path; 400 wherever there is a parameter or a body; 403, 408 and 413 for writes),
+//! and the `Retry-After` header on every 409 and 503. The schemas that exist only to
+//! describe a shape precisely (the enums of `status`, `outcome`, `mode`, `join` and
+//! the error `code`, and a batch item as one shape per status) are here too.
+//!
 //! Owns: the OpenAPI document's list of paths and schemas.
 //! Must not: describe anything by hand that the handlers' annotations can say.
 
 use axum::Json;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::{Operation, PathItem};
+use utoipa::openapi::schema::{Schema, SchemaType, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use utoipa::openapi::{Ref, RefOr, ResponseBuilder};
+use utoipa::{Modify, OpenApi, ToSchema};
 
 use super::error::{ErrorBody, ErrorDetail};
 use super::model::{
-    BatchItemIn, BatchItemOut, BlockedBracketOut, ClaimIn, ClaimOut, CountsOut, ExportLine,
-    HealthOut, JoinIn, LastOut, PeriodOut, PeriodReportOut, PeriodsOut, PlacementOut, PlayerOut,
-    ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
-    SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut,
+    BatchItemIn, BlockedBracketOut, ClaimIn, ClaimOut, CountsOut, ExportLine, HealthOut, JoinIn,
+    LastOut, PeriodOut, PeriodReportOut, PeriodsOut, PlacementOut, PlayerOut, ProfileOut,
+    RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut, SubmissionOut,
+    SubmitIn, TallyOut, TierCountOut, TierOut,
 };
 use super::routes::{boards, periods, players, scores, system};
 
@@ -23,8 +35,22 @@ use super::routes::{boards, periods, players, scores, system};
         title = "leaguekit",
         description = "Tiered, bracketed leagues over HTTP/JSON. Every answer but /healthz \
                        needs `Authorization: Bearer TOKEN`: a server token reads and writes, a \
-                       viewer token only reads. Errors are `{\"error\": {\"code\", \"message\"}}`."
+                       viewer token only reads. Errors are `{\"error\": {\"code\", \"message\"}}` \
+                       (`ErrorCode` lists every code).\n\n\
+                       This is an OpenAPI 3.1 document. Generators that read 3.1 (openapi-typescript, \
+                       openapi-python-client, openapi-generator 7) use it as it is. Generators that \
+                       only read 3.0 (NSwag, oapi-codegen) refuse it: its 3.1 forms are \
+                       `\"type\": [\"T\", \"null\"]` for values that may be null (3.0's \
+                       `nullable: true`), `contentMediaType` and the `openapi` version; convert it \
+                       first (for example with `@apiture/openapi-down-convert`).\n\n\
+                       Two answers are streams: `GET /v1/periods/{period}/export` is JSON lines \
+                       (`application/x-ndjson`, one `ExportLine` per line: read the body line by \
+                       line and parse each), and `GET /v1/tiers/{tier}/brackets/{bracket}/events` \
+                       is server-sent events (`text/event-stream`: `standings` events whose data is \
+                       a `StandingsOut`, `error` events whose data is an `ErrorBody`; read it with \
+                       an SSE client that sends the bearer token)."
     ),
+    servers((url = "/", description = "The server that serves this document")),
     paths(
         players::join,
         scores::submit,
@@ -45,13 +71,14 @@ use super::routes::{boards, periods, players, scores, system};
         system::healthz,
     ),
     components(schemas(
-        ErrorBody, ErrorDetail, JoinIn, SubmitIn, BatchItemIn, ClaimIn, PlacementOut,
-        SubmissionOut, BatchItemOut, StandingOut, StandingsOut, LastOut, PlayerOut, ProfileOut,
-        RewardOut, RewardsOut, ClaimOut, TierCountOut, CountsOut, TallyOut, PeriodReportOut,
-        PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine, RewardRuleOut, TierOut, SeasonOut,
-        HealthOut
+        ErrorBody, ErrorDetail, ErrorCode, JoinIn, SubmitIn, BatchItemIn, ClaimIn, PlacementOut,
+        SubmissionOut, BatchItem, BatchItemDone, BatchItemFailed, StandingOut, StandingsOut,
+        LastOut, PlayerOut, ProfileOut, RewardOut, RewardsOut, ClaimOut, TierCountOut, CountsOut,
+        TallyOut, PeriodReportOut, PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine,
+        RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy,
+        HealthStatus, StandingsEvent, StandingsEventName
     )),
-    modifiers(&Bearer),
+    modifiers(&Bearer, &Answers),
     tags(
         (name = "players", description = "Joins, a player's view, profile and rewards"),
         (name = "scores", description = "Score updates"),
@@ -62,7 +89,177 @@ use super::routes::{boards, periods, players, scores, system};
 )]
 struct ApiDoc;
 
-/// Declares the bearer scheme the paths refer to.
+// ---------------------------------------------------------------------------------
+// Shapes that exist for the document: the answers hold these values as strings.
+// ---------------------------------------------------------------------------------
+
+/// A player's move when a period closed.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(super) enum Outcome {
+    Promoted,
+    Stayed,
+    Demoted,
+}
+
+/// The season's `scoring.mode`: how a value changes a score.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(super) enum ScoringMode {
+    Increment,
+    Best,
+    Set,
+}
+
+/// The season's `brackets.join`: what places a player in a bracket.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(super) enum JoinPolicy {
+    OnFirstScore,
+    Explicit,
+}
+
+/// `ok`, or `degraded` while the store refuses writes.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(super) enum HealthStatus {
+    Ok,
+    Degraded,
+}
+
+/// Every error code the service answers (docs/http.md says when each is given). A
+/// client should treat a code it does not know by its HTTP status.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(super) enum ErrorCode {
+    InvalidJson,
+    InvalidPlayer,
+    InvalidRequestId,
+    ScoreOutOfRange,
+    InvalidTime,
+    BeforeSeason,
+    OutsideCalendar,
+    FutureTime,
+    UnknownProfileField,
+    ProfileTooLarge,
+    BadBracket,
+    BadLimit,
+    BadRequest,
+    Unauthorized,
+    Forbidden,
+    NotFound,
+    UnknownTier,
+    UnknownPeriod,
+    NotPlaced,
+    Expired,
+    MethodNotAllowed,
+    BodyTimeout,
+    PeriodClosed,
+    PeriodOpen,
+    NotJoined,
+    PlacedLater,
+    NotStarted,
+    StillClosing,
+    PayloadTooLarge,
+    TooManyItems,
+    Internal,
+    StoreUnreachable,
+    Unknown,
+    StoreUnavailable,
+    Timeout,
+    StoreFull,
+    TooManyStreams,
+    ShuttingDown,
+}
+
+/// `applied` (the update changed the score) or `duplicate` (its request id had been
+/// seen: nothing changed, the answer is the first one's).
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(super) enum DoneStatus {
+    Applied,
+    Duplicate,
+}
+
+/// `refused` (nothing was written) or `unknown` (the store failed after the update may
+/// have been applied: resend it only with its request id and `at`).
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(super) enum FailedStatus {
+    Refused,
+    Unknown,
+}
+
+/// A batch item that was applied, or was a duplicate: the submission's fields.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub(super) struct BatchItemDone {
+    status: DoneStatus,
+    #[schema(inline)]
+    #[serde(flatten)]
+    submission: SubmissionOut,
+}
+
+/// A batch item that was refused, or whose outcome is unknown.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub(super) struct BatchItemFailed {
+    status: FailedStatus,
+    error: ErrorDetail,
+}
+
+/// One result of a batch, in the position of its item, by `status`.
+#[derive(ToSchema)]
+#[serde(untagged)]
+#[schema(
+    as = BatchItemOut,
+    discriminator(property_name = "status", mapping(
+        ("applied" = "#/components/schemas/BatchItemDone"),
+        ("duplicate" = "#/components/schemas/BatchItemDone"),
+        ("refused" = "#/components/schemas/BatchItemFailed"),
+        ("unknown" = "#/components/schemas/BatchItemFailed"),
+    ))
+)]
+#[allow(dead_code)]
+pub(super) enum BatchItem {
+    Done(BatchItemDone),
+    Failed(BatchItemFailed),
+}
+
+/// The name of a live standings event.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(super) enum StandingsEventName {
+    Standings,
+    Error,
+}
+
+/// One server-sent event of the live standings (as OpenAPI 3.2 reads a
+/// `text/event-stream` schema: one object per event, with its fields). `event:
+/// standings` carries a `StandingsOut`, `event: error` an `ErrorBody`, as JSON in
+/// `data`.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub(super) struct StandingsEvent {
+    event: StandingsEventName,
+    /// JSON: a `StandingsOut`, or an `ErrorBody` for `error`.
+    #[schema(content_media_type = "application/json")]
+    data: String,
+}
+
+// ---------------------------------------------------------------------------------
+// What every operation shares.
+// ---------------------------------------------------------------------------------
+
+/// Declares the bearer scheme the paths refer to, and that `/healthz` needs none.
 struct Bearer;
 
 impl Modify for Bearer {
@@ -72,7 +269,137 @@ impl Modify for Bearer {
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
+        if let Some(op) = openapi
+            .paths
+            .paths
+            .get_mut("/healthz")
+            .and_then(|item| item.get.as_mut())
+        {
+            op.security = Some(Vec::new());
+        }
     }
+}
+
+/// The answers any operation can give, whatever its handler: the token check (401,
+/// and 403 for a viewer's write), a parameter or body that cannot be read (400), a
+/// body over the limit or too slow (413, 408), the store failing or the request timing
+/// out (503); and `Retry-After` on every 409 and 503.
+struct Answers;
+
+impl Modify for Answers {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            for (write, op) in operations(item) {
+                let guarded = op.security.as_ref().is_none_or(|s| !s.is_empty());
+                let has_input = write || op.parameters.as_ref().is_some_and(|p| !p.is_empty());
+                let mut add = Vec::new();
+                if has_input {
+                    add.push(("400", "The request cannot be read, or a value is out of range; nothing was written"));
+                }
+                if guarded {
+                    add.push((
+                        "401",
+                        "unauthorized: no token, or one the server does not know",
+                    ));
+                }
+                if write {
+                    add.push(("403", "forbidden: a viewer token on a write"));
+                    add.push(("408", "body_timeout: the body did not finish arriving within the request timeout; nothing was written"));
+                    add.push(("413", "payload_too_large: the body is over the limit"));
+                }
+                if path != "/healthz" {
+                    add.push((
+                        "503",
+                        "The store failed or was too slow (timeout; for a write, unknown)",
+                    ));
+                }
+                if let Some(body) = op.request_body.as_mut() {
+                    optional_body(body);
+                }
+                for (status, description) in add {
+                    op.responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| error_answer(description));
+                }
+                for (status, answer) in op.responses.responses.iter_mut() {
+                    if status != "409" && status != "503" {
+                        continue;
+                    }
+                    if let RefOr::T(answer) = answer {
+                        answer
+                            .headers
+                            .entry("Retry-After".to_owned())
+                            .or_insert_with(|| {
+                                HeaderBuilder::new()
+                                    .schema(
+                                        utoipa::openapi::ObjectBuilder::new()
+                                            .schema_type(Type::Integer)
+                                            .minimum(Some(1)),
+                                    )
+                                    .description(Some(
+                                        "With not_started, still_closing and store_unreachable: \
+                                     whole seconds to wait before sending the same request \
+                                     again (also `retry_after_ms` in the body)",
+                                    ))
+                                    .build()
+                            });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An optional body (`content = Option<T>`) is the schema of `T`, not required: a
+/// client may leave it out (the server reads an empty body as `{}`), but `null` is not
+/// a body.
+fn optional_body(body: &mut utoipa::openapi::request_body::RequestBody) {
+    if matches!(body.required, Some(utoipa::openapi::Required::True)) {
+        return;
+    }
+    for content in body.content.values_mut() {
+        let Some(RefOr::T(Schema::OneOf(one_of))) = &content.schema else {
+            continue;
+        };
+        let mut items = one_of.items.iter().filter(|item| !is_null(item));
+        if let (Some(only), None) = (items.next(), items.next()) {
+            content.schema = Some(only.clone());
+        }
+    }
+}
+
+fn is_null(schema: &RefOr<Schema>) -> bool {
+    matches!(schema, RefOr::T(Schema::Object(o))
+        if o.schema_type == SchemaType::Type(Type::Null))
+}
+
+/// The operations of a path, each with whether it writes.
+fn operations(item: &mut PathItem) -> impl Iterator<Item = (bool, &mut Operation)> {
+    [
+        (false, item.get.as_mut()),
+        (true, item.post.as_mut()),
+        (true, item.put.as_mut()),
+        (true, item.patch.as_mut()),
+        (true, item.delete.as_mut()),
+    ]
+    .into_iter()
+    .filter_map(|(write, op)| op.map(|op| (write, op)))
+}
+
+/// An error answer with this description.
+fn error_answer(description: &str) -> RefOr<utoipa::openapi::Response> {
+    RefOr::T(
+        ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                utoipa::openapi::ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("ErrorBody")))
+                    .build(),
+            )
+            .build(),
+    )
 }
 
 /// The service's OpenAPI document.

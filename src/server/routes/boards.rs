@@ -28,7 +28,7 @@ use crate::store::Store;
     tag = "standings",
     params(
         ("tier" = String, Path, description = "Tier name"),
-        ("bracket" = u32, Path, description = "Bracket number, from 1"),
+        ("bracket" = u32, Path, minimum = 1, description = "Bracket number, from 1"),
         PageQuery,
     ),
     responses(
@@ -70,11 +70,11 @@ pub(crate) async fn standings<S: Store>(
     tag = "standings",
     params(
         ("tier" = String, Path, description = "Tier name"),
-        ("bracket" = u32, Path, description = "Bracket number, from 1"),
+        ("bracket" = u32, Path, minimum = 1, description = "Bracket number, from 1"),
         LiveQuery,
     ),
     responses(
-        (status = 200, description = "A stream of `standings` and `error` events", content_type = "text/event-stream", body = String),
+        (status = 200, description = "Server-sent events: `event: standings` whose `data` is a StandingsOut, `event: error` whose `data` is an ErrorBody", content_type = "text/event-stream", body = crate::server::openapi::StandingsEvent),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 503, description = "too_many_streams", body = ErrorBody),
@@ -133,6 +133,7 @@ pub(crate) async fn events<S: Store>(
     params(PeriodQuery),
     responses(
         (status = 200, body = CountsOut),
+        (status = 400, description = "The query string cannot be read (a period that is not a number)", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "unknown_period", body = ErrorBody),
         (status = 503, body = ErrorBody),

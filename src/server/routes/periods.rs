@@ -41,6 +41,12 @@ pub(crate) async fn periods<S: Store>(
     State(app): State<Arc<App<S>>>,
     Q(q): Q<PeriodsQuery>,
 ) -> Result<Json<PeriodsOut>, ApiError> {
+    if let Some(limit) = q.limit.filter(|&l| l > 100) {
+        return Err(ApiError::bad_request(
+            "bad_limit",
+            format!("limit {limit} is out of range; use 0..=100"),
+        ));
+    }
     let league = &app.league;
     let season = league.season();
     let limit = q
@@ -113,9 +119,10 @@ pub(crate) async fn periods<S: Store>(
     get,
     path = "/v1/periods/{period}/export",
     tag = "periods",
-    params(("period" = u64, Path, description = "A closed period's id")),
+    params(("period" = u64, Path, minimum = 0, description = "A closed period's id")),
     responses(
-        (status = 200, description = "One ExportLine per line", content_type = "application/x-ndjson", body = ExportLine),
+        (status = 200, description = "JSON lines: one ExportLine per line, each ending with a newline", content_type = "application/x-ndjson", body = ExportLine),
+        (status = 400, description = "The period is not a number", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "unknown_period, or expired (older than the retention)", body = ErrorBody),
         (status = 409, description = "period_open: not closed yet", body = ErrorBody),

@@ -22,8 +22,8 @@ use crate::store::Store;
     post,
     path = "/v1/players/{player}/join",
     tag = "players",
-    params(("player" = String, Path, description = "Player id: 1-64 bytes of UTF-8 without control characters (percent-encode it)")),
-    request_body(content = JoinIn, description = "Optional"),
+    params(("player" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$", description = "Player id: 1-64 bytes of UTF-8 without control characters (percent-encode it)")),
+    request_body(content = Option<JoinIn>, description = "Optional: an empty body is `{}`"),
     responses(
         (status = 200, body = PlacementOut),
         (status = 400, description = "Bad id or time", body = ErrorBody),
@@ -50,7 +50,7 @@ pub(crate) async fn join<S: Store>(
     get,
     path = "/v1/players/{player}",
     tag = "players",
-    params(("player" = String, Path, description = "Player id"), PeriodQuery),
+    params(("player" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$", description = "Player id: 1-64 bytes of UTF-8 without control characters"), PeriodQuery),
     responses(
         (status = 200, body = PlayerOut),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
@@ -74,7 +74,7 @@ pub(crate) async fn player<S: Store>(
     get,
     path = "/v1/players/{player}/around",
     tag = "players",
-    params(("player" = String, Path, description = "Player id"), AroundQuery),
+    params(("player" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$", description = "Player id: 1-64 bytes of UTF-8 without control characters"), AroundQuery),
     responses(
         (status = 200, body = StandingsOut),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
@@ -108,7 +108,7 @@ pub(crate) async fn around<S: Store>(
     put,
     path = "/v1/players/{player}/profile",
     tag = "players",
-    params(("player" = String, Path, description = "Player id")),
+    params(("player" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$", description = "Player id: 1-64 bytes of UTF-8 without control characters")),
     request_body(content = std::collections::BTreeMap<String, String>, description = "Fields to set, e.g. {\"name\": \"Ana\"}"),
     responses(
         (status = 200, body = ProfileOut),
@@ -134,7 +134,7 @@ pub(crate) async fn set_profile<S: Store>(
     get,
     path = "/v1/players/{player}/profile",
     tag = "players",
-    params(("player" = String, Path, description = "Player id")),
+    params(("player" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$", description = "Player id: 1-64 bytes of UTF-8 without control characters")),
     responses(
         (status = 200, body = ProfileOut),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
@@ -155,7 +155,7 @@ pub(crate) async fn profile<S: Store>(
     get,
     path = "/v1/players/{player}/rewards",
     tag = "players",
-    params(("player" = String, Path, description = "Player id")),
+    params(("player" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$", description = "Player id: 1-64 bytes of UTF-8 without control characters")),
     responses(
         (status = 200, body = RewardsOut),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
@@ -180,8 +180,8 @@ pub(crate) async fn rewards<S: Store>(
     post,
     path = "/v1/players/{player}/rewards:claim",
     tag = "players",
-    params(("player" = String, Path, description = "Player id")),
-    request_body(content = ClaimIn, description = "Optional"),
+    params(("player" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$", description = "Player id: 1-64 bytes of UTF-8 without control characters")),
+    request_body(content = Option<ClaimIn>, description = "Optional: an empty body is `{}`"),
     responses(
         (status = 200, body = ClaimOut),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),

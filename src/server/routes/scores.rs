@@ -43,7 +43,7 @@ fn options(
     post,
     path = "/v1/players/{player}/scores",
     tag = "scores",
-    params(("player" = String, Path, description = "Player id")),
+    params(("player" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$", description = "Player id: 1-64 bytes of UTF-8 without control characters")),
     request_body = SubmitIn,
     responses(
         (status = 200, body = SubmissionOut),
@@ -80,7 +80,7 @@ pub(crate) async fn submit<S: Store>(
     tag = "scores",
     request_body = Vec<BatchItemIn>,
     responses(
-        (status = 200, body = Vec<BatchItemOut>),
+        (status = 200, body = Vec<crate::server::openapi::BatchItem>),
         (status = 400, description = "The body is not a JSON array", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
