@@ -41,8 +41,11 @@ use super::routes::{boards, periods, players, scores, system};
                        openapi-python-client, openapi-generator 7) use it as it is. Generators that \
                        only read 3.0 (NSwag, oapi-codegen) refuse it: its 3.1 forms are \
                        `\"type\": [\"T\", \"null\"]` for values that may be null (3.0's \
-                       `nullable: true`), `contentMediaType` and the `openapi` version; convert it \
-                       first (for example with `@apiture/openapi-down-convert`).\n\n\
+                       `nullable: true`), `oneOf` with `{\"type\": \"null\"}` for the two objects \
+                       that may be null (`PeriodsOut.current`, `PlayerOut.last`; 3.0's `allOf` of \
+                       the reference with `nullable: true`), `contentMediaType` and the `openapi` \
+                       version. `@apiture/openapi-down-convert` converts all but the `oneOf`s, which \
+                       must then be edited by hand.\n\n\
                        Two answers are streams: `GET /v1/periods/{period}/export` is JSON lines \
                        (`application/x-ndjson`, one `ExportLine` per line: read the body line by \
                        line and parse each), and `GET /v1/tiers/{tier}/brackets/{bracket}/events` \
