@@ -54,7 +54,8 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
                 )
             }
         })?;
-        let text: &[u8] = if bytes.trim_ascii().is_empty() {
+        // Only an absent body is the empty object: whitespace alone is not JSON.
+        let text: &[u8] = if bytes.is_empty() {
             b"{}"
         } else {
             &bytes
