@@ -10,10 +10,10 @@ use utoipa::{Modify, OpenApi};
 
 use super::error::{ErrorBody, ErrorDetail};
 use super::model::{
-    BatchItemIn, BatchItemOut, BlockedBracketOut, ClaimIn, ClaimOut, CountsOut, ExportLine,
-    HealthOut, JoinIn, LastOut, PeriodOut, PeriodReportOut, PeriodsOut, PlacementOut, PlayerOut,
-    ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
-    SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut,
+    BatchItemIn, BatchItemOut, BlockedBracketOut, ClaimIn, ClaimOut, CohortCountOut, CountsOut,
+    ExportLine, HealthOut, JoinIn, LastOut, PeriodOut, PeriodReportOut, PeriodsOut, PlacementOut,
+    PlayerOut, ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut,
+    StandingsOut, SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut, TopOut,
 };
 use super::routes::{boards, periods, players, scores, system};
 
@@ -32,12 +32,14 @@ use super::routes::{boards, periods, players, scores, system};
         players::player,
         players::around,
         players::set_profile,
+        players::patch_profile,
         players::profile,
         players::rewards,
         players::claim,
         boards::standings,
         boards::events,
         boards::counts,
+        boards::top,
         boards::season,
         periods::periods,
         periods::export,
@@ -49,7 +51,7 @@ use super::routes::{boards, periods, players, scores, system};
         SubmissionOut, BatchItemOut, StandingOut, StandingsOut, LastOut, PlayerOut, ProfileOut,
         RewardOut, RewardsOut, ClaimOut, TierCountOut, CountsOut, TallyOut, PeriodReportOut,
         PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine, RewardRuleOut, TierOut, SeasonOut,
-        HealthOut
+        HealthOut, CohortCountOut, TopOut
     )),
     modifiers(&Bearer),
     tags(
