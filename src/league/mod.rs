@@ -241,6 +241,19 @@ impl<S: Store> League<S> {
         self.boards.set_profile(player, fields).await
     }
 
+    /// Changes a player's profile: sets and removes fields, merged into the stored
+    /// profile or, with [`ProfileChange::replace`](crate::store::ProfileChange::replace),
+    /// replacing it whole; answers the whole new profile. One atomic step with the
+    /// size check, as [`League::set_profile`]; a field removed that is not set is no
+    /// error.
+    pub async fn change_profile(
+        &self,
+        player: &str,
+        change: &crate::store::ProfileChange,
+    ) -> Result<BTreeMap<String, String>, Error> {
+        self.boards.change_profile(player, change).await
+    }
+
     /// The player's profile fields.
     pub async fn profile(&self, player: &str) -> Result<BTreeMap<String, String>, Error> {
         self.boards.profile(player).await

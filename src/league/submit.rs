@@ -47,7 +47,10 @@ async fn submit_one<S: Store>(
     options: &SubmitOptions,
 ) -> Result<Submission, Error> {
     let now = boards.ctx().now().await?;
-    let item = boards.prepare(player, value, options, now)?;
+    let item = match boards.prepare(player, value, options, now) {
+        Ok(item) => item,
+        Err(e) => return Err(with_current_score(places, player, options, now, e).await),
+    };
     let (mut placed, mut welcome) = places
         .placement_for_update(
             player,
@@ -144,7 +147,10 @@ async fn submit_many_once<S: Store>(
                 results.push(None);
                 prepared.push((i, p, hit));
             }
-            Err(e) => results.push(Some(Err(e))),
+            Err(e) => {
+                let e = with_current_score(places, &item.player, &item.options, now, e).await;
+                results.push(Some(Err(e)));
+            }
         }
     }
     let mut by_period: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
@@ -271,6 +277,47 @@ async fn submit_many_once<S: Store>(
         })
         .inspect(|r| crate::metrics::submitted(submit_label(r)))
         .collect()
+}
+
+/// A value refused before any write ([`Boards::prepare`]: it can never fit, whatever
+/// the score) names the player's real current score in the period of the update, read
+/// from the store, rather than none; any other error, or a failed read, is returned as
+/// it came. Only a refused update pays the read.
+async fn with_current_score<S: Store>(
+    places: &Placements<S>,
+    player: &str,
+    options: &SubmitOptions,
+    now: DateTime<Utc>,
+    e: Error,
+) -> Error {
+    use crate::season::packing::{ScoreMode, ScoreRangeError};
+    let Error::Input(InputError::Score(ScoreRangeError::OutOfRange {
+        current: 0,
+        value,
+        max,
+        ..
+    })) = e
+    else {
+        return e;
+    };
+    let Ok(period) = places.ctx().period_at(Some(options.at.unwrap_or(now))) else {
+        return e;
+    };
+    let current = match places.player(player, Some(period.id)).await {
+        Ok(view) => view.score.unwrap_or(0),
+        Err(_) => return e,
+    };
+    let result = match places.ctx().season().scoring.mode {
+        ScoreMode::Increment => i128::from(current) + i128::from(value),
+        _ => i128::from(value),
+    };
+    InputError::Score(ScoreRangeError::OutOfRange {
+        current,
+        value,
+        result,
+        max,
+    })
+    .into()
 }
 
 /// One batch item whose player was missing from their board: placed again and

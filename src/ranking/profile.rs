@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use tracing::instrument;
 
 use crate::error::{Error, InputError, StoreError};
-use crate::store::{ProfileWrite, Store};
+use crate::store::{ProfileChange, ProfileWrite, Store};
 
 use super::Boards;
 use crate::context::{truncate, validate_player};
@@ -18,15 +18,27 @@ impl<S: Store> Boards<S> {
     /// The merge, the size check and the write are one atomic step on the player's
     /// records, so concurrent edits cannot together exceed `max_bytes`; the cached copy
     /// carries the profile's version, so concurrent edits settle on the newest.
-    #[instrument(skip(self, fields), err(level = "debug"))]
     pub async fn set_profile(
         &self,
         player: &str,
         fields: &[(String, String)],
     ) -> Result<BTreeMap<String, String>, Error> {
+        self.change_profile(player, &ProfileChange::merge(fields))
+            .await
+    }
+
+    /// Applies a change to a player's profile: fields set and removed, merged into the
+    /// stored profile or replacing it (see [`ProfileChange`]), in one atomic step with
+    /// the size check; refreshes the copy cached in their current bracket.
+    #[instrument(skip(self, change), err(level = "debug"))]
+    pub async fn change_profile(
+        &self,
+        player: &str,
+        change: &ProfileChange,
+    ) -> Result<BTreeMap<String, String>, Error> {
         validate_player(player)?;
         let allowed = &self.ctx.season().profiles.fields;
-        for (name, _) in fields {
+        for (name, _) in &change.fields {
             if !allowed.iter().any(|f| f == name) {
                 return Err(InputError::UnknownProfileField {
                     field: truncate(name),
@@ -37,9 +49,10 @@ impl<S: Store> Boards<S> {
         }
         let max = self.ctx.season().profiles.max_bytes;
         // A value alone can show the profile is too large before anything is written.
-        let alone: BTreeMap<&str, &str> = fields
+        let alone: BTreeMap<&str, &str> = change
+            .fields
             .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .filter_map(|(k, v)| Some((k.as_str(), v.as_deref()?)))
             .collect();
         let least = crate::store::profile_json(self.ctx.profile_order(), &alone).len();
         if least > max {
@@ -66,7 +79,7 @@ impl<S: Store> Boards<S> {
         let (written, placement) = futures::join!(
             self.ctx
                 .store()
-                .set_profile(&pkeys, fields, self.ctx.profile_order(), max, ttl),
+                .set_profile(&pkeys, change, self.ctx.profile_order(), max, ttl),
             placement
         );
         let (version, json) = match written? {

@@ -2,7 +2,7 @@
 //!
 //! | status | codes | when |
 //! |---|---|---|
-//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `bad_request` | bad input; nothing was written |
+//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `bad_request` | bad input; nothing was written |
 //! | 401 | `unauthorized` | no token, or a token the server does not know |
 //! | 403 | `forbidden` | a `viewer` token on a write |
 //! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `not_placed`, `expired` | nothing there |
@@ -16,6 +16,9 @@
 //! | 503 | `unknown` | the store failed after a write may have happened: a score update may be resent only with the same `request_id` and the same `at` (the answer's `at`), a reward claim with the same `request_id`; a join may simply be sent again |
 //! | 503 | `store_unavailable`, `timeout` | the store failed or was too slow (for a write: see `unknown`) |
 //! | 503 | `store_full` | Redis's memory is full (`maxmemory` under `noeviction`): it refused the write, nothing was written; reads keep working |
+//! | 503 | `too_many_streams`, `shutting_down` | the live standings are at their limit of streams; `/healthz` while the server stops |
+//!
+//! docs/http.md has the catalogue of every code with its meaning.
 //!
 //! `not_started` and `still_closing` are 409, not 503: they are the league's state at a
 //! period boundary (a returning player in the first `max_skew` of a period), not a
@@ -201,6 +204,7 @@ fn input_status(e: &InputError) -> (StatusCode, &'static str) {
         I::ProfileTooLarge { .. } => (bad, "profile_too_large"),
         I::BadBracket { .. } => (bad, "bad_bracket"),
         I::BadLimit { .. } => (bad, "bad_limit"),
+        I::UnknownCohort { .. } => (bad, "unknown_cohort"),
         I::UnknownTier { .. } => (StatusCode::NOT_FOUND, "unknown_tier"),
         I::UnknownPeriod { .. } => (StatusCode::NOT_FOUND, "unknown_period"),
         I::PeriodClosed { .. } => (StatusCode::CONFLICT, "period_closed"),

@@ -35,6 +35,20 @@ pub(super) fn parse_time(s: &str) -> Result<DateTime<Utc>, ApiError> {
 // Extractors whose rejections are API errors (JSON, with a message that helps).
 // ---------------------------------------------------------------------------------
 
+/// The whole request body, or the API error for one too large or unreadable.
+async fn read_body<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(request, state).await.map_err(|r| {
+        if r.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+            too_large()
+        } else {
+            ApiError::bad_request(
+                "bad_request",
+                format!("cannot read the request body: {}", r.body_text()),
+            )
+        }
+    })
+}
+
 /// A JSON request body. An empty body reads as `{}`, so bodies whose fields are all
 /// optional may be left out. The content type is not checked.
 #[derive(Debug)]
@@ -44,23 +58,35 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let bytes = Bytes::from_request(request, state).await.map_err(|r| {
-            if r.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                too_large()
-            } else {
-                ApiError::bad_request(
-                    "bad_request",
-                    format!("cannot read the request body: {}", r.body_text()),
-                )
-            }
-        })?;
+        let bytes = read_body(request, state).await?;
         // Only an absent body is the empty object: whitespace alone is not JSON.
-        let text: &[u8] = if bytes.is_empty() {
-            b"{}"
-        } else {
-            &bytes
-        };
+        let text: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
         serde_json::from_slice(text).map(Body).map_err(|e| {
+            ApiError::bad_request(
+                "invalid_json",
+                format!("invalid JSON body: {e}; see /openapi.json for this endpoint's body"),
+            )
+        })
+    }
+}
+
+/// A JSON request body that must be there: an empty body is a 400 `bad_request` and
+/// reaches no handler (for a write whose meaning needs one: a profile's fields).
+#[derive(Debug)]
+pub(super) struct Required<T>(pub(super) T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Required<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = read_body(request, state).await?;
+        if bytes.trim_ascii().is_empty() {
+            return Err(ApiError::bad_request(
+                "bad_request",
+                "this request needs a JSON body; see /openapi.json for this endpoint's body",
+            ));
+        }
+        serde_json::from_slice(&bytes).map(Required).map_err(|e| {
             ApiError::bad_request(
                 "invalid_json",
                 format!("invalid JSON body: {e}; see /openapi.json for this endpoint's body"),

@@ -11,14 +11,17 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::league::{Placement, PlayerView, TierCount};
+use crate::league::{Placement, PlayerView};
 use crate::ranking::{Standing, Standings, Submission};
 use crate::rollover::outcome::Tally;
 use crate::rollover::{LastOutcome, OutcomeRecord, PeriodReport, RewardGrant};
 use crate::season::calendar::Period;
 
 use super::error::{ApiError, ErrorDetail};
-pub(super) use super::extract::{Body, P, Q, parse_time, rfc3339};
+pub(super) use super::extract::{Body, P, Q, Required, parse_time, rfc3339};
+pub(super) use tiers::{CohortCountOut, CountsOut, CountsQuery, TierCountOut, TopOut, TopQuery};
+
+mod tiers;
 
 // ---------------------------------------------------------------------------------
 // Requests.
@@ -31,6 +34,9 @@ pub(super) struct JoinIn {
     /// Event time, RFC 3339 (default: now by the league clock).
     #[schema(format = DateTime)]
     pub(super) at: Option<String>,
+    /// Cohort to be placed in (a label of the season's `[cohorts]`); defaults to the
+    /// player's last cohort. Ignored once the player is placed in the period.
+    pub(super) cohort: Option<String>,
 }
 
 /// Body of a score update.
@@ -56,6 +62,8 @@ pub(super) struct SubmitIn {
     /// bracket's board (a few per cent of an update's Redis time). Default `true`.
     #[serde(default = "yes")]
     pub(super) rank: bool,
+    /// Cohort of the placement a first score makes (see the join's `cohort`).
+    pub(super) cohort: Option<String>,
 }
 
 fn yes() -> bool {
@@ -89,6 +97,8 @@ pub(super) struct BatchItemIn {
     /// `false` leaves `rank` out of the item's answer (see the single update).
     #[serde(default = "yes")]
     pub(super) rank: bool,
+    /// Cohort of the placement a first score makes (see the join's `cohort`).
+    pub(super) cohort: Option<String>,
 }
 
 /// Body of a claim (optional).
@@ -128,6 +138,9 @@ pub(super) struct PageQuery {
     /// Entries to show, 1-1000 (default 100).
     #[param(minimum = 1, maximum = 1000)]
     pub(super) limit: Option<u64>,
+    /// The cohort whose brackets to read (a label of the season's `[cohorts]`); the
+    /// bracket number counts within it. Default: the brackets of players without one.
+    pub(super) cohort: Option<String>,
 }
 
 /// `?radius=&period=`.
@@ -154,6 +167,8 @@ pub(super) struct LiveQuery {
     /// Entries to send, 1-1000 (default 100).
     #[param(minimum = 1, maximum = 1000)]
     pub(super) limit: Option<u64>,
+    /// The cohort whose brackets to follow (see the standings' `cohort`).
+    pub(super) cohort: Option<String>,
 }
 
 /// `?limit=` of the periods list.
@@ -176,7 +191,17 @@ pub(super) struct PlacementOut {
     player: String,
     period: u64,
     tier: String,
+    /// The cohort the player is placed in for the period (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cohort: Option<String>,
     bracket: u32,
+    /// On the answer that placed the player in this period: their result in the last
+    /// period they played (`null` for a new player, or if that result has expired).
+    /// `null` on every later answer for the period.
+    last: Option<LastOut>,
+    /// On the answer that placed the player in this period: their rewards not yet
+    /// claimed. `null` on every later answer.
+    pending_rewards: Option<Vec<RewardOut>>,
 }
 
 impl From<Placement> for PlacementOut {
@@ -185,7 +210,12 @@ impl From<Placement> for PlacementOut {
             player: p.player,
             period: p.period,
             tier: p.tier,
+            cohort: p.cohort,
             bracket: p.bracket,
+            last: p.last.map(Into::into),
+            pending_rewards: p
+                .pending_rewards
+                .map(|r| r.into_iter().map(Into::into).collect()),
         }
     }
 }
@@ -196,6 +226,9 @@ pub(super) struct SubmissionOut {
     player: String,
     period: u64,
     tier: String,
+    /// The player's cohort for the period (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cohort: Option<String>,
     bracket: u32,
     /// The score after the update (for a repeated request id: after the first one).
     score: u64,
@@ -205,6 +238,13 @@ pub(super) struct SubmissionOut {
     rank: Option<u64>,
     /// False when the request id had been seen: nothing changed.
     applied: bool,
+    /// When this score placed the player in the period (`join = "on_first_score"`):
+    /// their result in the last period they played, as the join's `last`; otherwise
+    /// `null`.
+    last: Option<LastOut>,
+    /// When this score placed the player in the period: their rewards not yet
+    /// claimed; otherwise `null`.
+    pending_rewards: Option<Vec<RewardOut>>,
 }
 
 impl From<Submission> for SubmissionOut {
@@ -213,10 +253,15 @@ impl From<Submission> for SubmissionOut {
             player: s.player,
             period: s.period,
             tier: s.tier,
+            cohort: s.cohort,
             bracket: s.bracket,
             score: s.score,
             rank: s.rank,
             applied: s.applied,
+            last: s.last.map(Into::into),
+            pending_rewards: s
+                .pending_rewards
+                .map(|r| r.into_iter().map(Into::into).collect()),
         }
     }
 }
@@ -236,6 +281,8 @@ pub(super) struct BatchItemOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     tier: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    cohort: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     bracket: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     score: Option<u64>,
@@ -243,6 +290,13 @@ pub(super) struct BatchItemOut {
     rank: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     applied: Option<bool>,
+    /// As the single update's `last`: present when this score placed the player.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last: Option<LastOut>,
+    /// As the single update's `pending_rewards`: present when this score placed the
+    /// player.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pending_rewards: Option<Vec<RewardOut>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ErrorDetail>,
 }
@@ -254,10 +308,15 @@ impl BatchItemOut {
             player: Some(s.player),
             period: Some(s.period),
             tier: Some(s.tier),
+            cohort: s.cohort,
             bracket: Some(s.bracket),
             score: Some(s.score),
             rank: s.rank,
             applied: Some(s.applied),
+            last: s.last.map(Into::into),
+            pending_rewards: s
+                .pending_rewards
+                .map(|r| r.into_iter().map(Into::into).collect()),
             error: None,
         }
     }
@@ -272,10 +331,13 @@ impl BatchItemOut {
             player: None,
             period: None,
             tier: None,
+            cohort: None,
             bracket: None,
             score: None,
             rank: None,
             applied: None,
+            last: None,
+            pending_rewards: None,
             error: Some(e.detail()),
         }
     }
@@ -308,6 +370,9 @@ impl From<Standing> for StandingOut {
 pub(super) struct StandingsOut {
     pub(super) period: u64,
     pub(super) tier: String,
+    /// The cohort whose brackets these are (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) cohort: Option<String>,
     pub(super) bracket: u32,
     /// Players in the bracket.
     pub(super) players: u64,
@@ -319,6 +384,7 @@ impl From<Standings> for StandingsOut {
         Self {
             period: s.period,
             tier: s.tier,
+            cohort: s.cohort,
             bracket: s.bracket,
             players: s.players,
             entries: s.entries.into_iter().map(Into::into).collect(),
@@ -331,6 +397,9 @@ impl From<Standings> for StandingsOut {
 pub(super) struct LastOut {
     period: u64,
     tier: String,
+    /// The cohort played in (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cohort: Option<String>,
     bracket: u32,
     rank: u64,
     score: u64,
@@ -346,6 +415,7 @@ impl From<LastOutcome> for LastOut {
         Self {
             period: o.period,
             tier: o.tier,
+            cohort: o.cohort,
             bracket: o.bracket,
             rank: o.rank,
             score: o.score,
@@ -363,6 +433,9 @@ pub(super) struct PlayerOut {
     period: u64,
     /// The tier they are placed in, or would join next.
     tier: String,
+    /// Their cohort, if placed in one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cohort: Option<String>,
     bracket: Option<u32>,
     rank: Option<u64>,
     score: Option<u64>,
@@ -375,6 +448,7 @@ impl PlayerOut {
             player: v.player,
             period: v.period,
             tier: v.tier,
+            cohort: v.cohort,
             bracket: v.bracket,
             rank: v.rank,
             score: v.score,
@@ -420,31 +494,6 @@ pub(super) struct RewardsOut {
 pub(super) struct ClaimOut {
     pub(super) player: String,
     pub(super) granted: Vec<RewardOut>,
-}
-
-/// Players and brackets of one tier.
-#[derive(Debug, Serialize, ToSchema)]
-pub(super) struct TierCountOut {
-    tier: String,
-    players: u64,
-    brackets: u64,
-}
-
-impl From<TierCount> for TierCountOut {
-    fn from(t: TierCount) -> Self {
-        Self {
-            tier: t.tier,
-            players: t.players,
-            brackets: t.brackets,
-        }
-    }
-}
-
-/// Players and brackets per tier in a period.
-#[derive(Debug, Serialize, ToSchema)]
-pub(super) struct CountsOut {
-    pub(super) period: u64,
-    pub(super) tiers: Vec<TierCountOut>,
 }
 
 /// What a rollover did to some players.
@@ -557,6 +606,9 @@ pub(super) struct BlockedBracketOut {
 pub(super) struct ExportLine {
     period: u64,
     tier: String,
+    /// The cohort played in (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cohort: Option<String>,
     bracket: u32,
     rank: u64,
     player: String,
@@ -573,6 +625,7 @@ impl From<OutcomeRecord> for ExportLine {
         Self {
             period: r.period,
             tier: r.tier,
+            cohort: r.cohort,
             bracket: r.bracket,
             rank: r.rank,
             player: r.player,

@@ -22,10 +22,10 @@ use utoipa::{Modify, OpenApi, ToSchema};
 
 use super::error::{ErrorBody, ErrorDetail};
 use super::model::{
-    BatchItemIn, BlockedBracketOut, ClaimIn, ClaimOut, CountsOut, ExportLine, HealthOut, JoinIn,
-    LastOut, PeriodOut, PeriodReportOut, PeriodsOut, PlacementOut, PlayerOut, ProfileOut,
-    RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut, SubmissionOut,
-    SubmitIn, TallyOut, TierCountOut, TierOut,
+    BatchItemIn, BlockedBracketOut, ClaimIn, ClaimOut, CohortCountOut, CountsOut, ExportLine,
+    HealthOut, JoinIn, LastOut, PeriodOut, PeriodReportOut, PeriodsOut, PlacementOut, PlayerOut,
+    ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
+    SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut, TopOut,
 };
 use super::routes::{boards, periods, players, scores, system};
 
@@ -61,12 +61,14 @@ use super::routes::{boards, periods, players, scores, system};
         players::player,
         players::around,
         players::set_profile,
+        players::patch_profile,
         players::profile,
         players::rewards,
         players::claim,
         boards::standings,
         boards::events,
         boards::counts,
+        boards::top,
         boards::season,
         periods::periods,
         periods::export,
@@ -79,7 +81,7 @@ use super::routes::{boards, periods, players, scores, system};
         LastOut, PlayerOut, ProfileOut, RewardOut, RewardsOut, ClaimOut, TierCountOut, CountsOut,
         TallyOut, PeriodReportOut, PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine,
         RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy,
-        HealthStatus, StandingsEvent, StandingsEventName
+        HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut
     )),
     modifiers(&Bearer, &Answers),
     tags(
@@ -178,6 +180,7 @@ pub(super) enum ErrorCode {
     StoreFull,
     TooManyStreams,
     ShuttingDown,
+    UnknownCohort,
 }
 
 /// `applied` (the update changed the score) or `duplicate` (its request id had been
@@ -413,4 +416,35 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// `GET /openapi.json`.
 pub(super) async fn json() -> Json<utoipa::openapi::OpenApi> {
     Json(openapi())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// The codes of docs/http.md's error table (rows `| STATUS | `code` | ... |`).
+    fn documented_codes() -> BTreeSet<String> {
+        include_str!("../../docs/http.md")
+            .lines()
+            .filter_map(|line| {
+                let mut cells = line.split('|').map(str::trim).skip(1);
+                let status = cells.next()?;
+                let code = cells.next()?;
+                (status.len() == 3 && status.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| code.trim_matches('`').to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_error_code_enum_is_the_documented_catalogue() {
+        let doc = serde_json::to_value(super::openapi()).expect("document as JSON");
+        let codes: BTreeSet<String> = doc["components"]["schemas"]["ErrorCode"]["enum"]
+            .as_array()
+            .expect("ErrorCode is an enum")
+            .iter()
+            .map(|c| c.as_str().expect("a code").to_owned())
+            .collect();
+        assert_eq!(codes, documented_codes());
+    }
 }

@@ -20,6 +20,7 @@
 mod blocked;
 pub mod keys;
 pub mod memory;
+mod profile;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
@@ -30,6 +31,7 @@ use std::future::Future;
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 pub use blocked::*;
+pub use profile::ProfileChange;
 pub use types::*;
 
 /// Placements: the bracket counters, board entries and players' league state.
@@ -279,14 +281,16 @@ pub trait RankingStore: Send + Sync + 'static {
         player: &str,
     ) -> impl Future<Output = Result<Option<(u64, u64)>, StoreError>> + Send;
 
-    /// Merges `fields` into the player's profile, atomically with the size check: the
-    /// merged profile, encoded as JSON with its fields in `order` (the season's fields,
-    /// sorted), must fit in `max_bytes`, or nothing is written. Returns the new version
-    /// and JSON, or [`ProfileWrite::TooLarge`]. The keys live at least `ttl_secs`.
+    /// Applies `change` to the player's profile (fields set and removed in order, on
+    /// the stored profile or, with `replace`, on an empty one), atomically with the
+    /// size check: the new profile, encoded as JSON with its fields in `order` (the
+    /// season's fields, sorted), must fit in `max_bytes`, or nothing is written.
+    /// Returns the new version and JSON, or [`ProfileWrite::TooLarge`]. The keys live
+    /// at least `ttl_secs`.
     fn set_profile(
         &self,
         player_keys: &PlayerKeys,
-        fields: &[(String, String)],
+        change: &ProfileChange,
         order: &[String],
         max_bytes: usize,
         ttl_secs: u64,

@@ -183,15 +183,33 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
             Some(json!({"at": at})),
         )
         .await;
-    assert_eq!(keys(&j), ["bracket", "period", "player", "tier"]);
+    assert_eq!(
+        keys(&j),
+        [
+            "bracket",
+            "last",
+            "pending_rewards",
+            "period",
+            "player",
+            "tier"
+        ]
+    );
     assert_eq!(
         (j["tier"].as_str(), j["bracket"].as_u64()),
         (Some("bronze"), Some(1))
     );
+    // The join that placed a new player: no last result, no rewards waiting.
+    assert_eq!(
+        (&j["last"], &j["pending_rewards"]),
+        (&Value::Null, &json!([]))
+    );
     let period = j["period"].as_u64().expect("period");
-    // A join without a body uses the league clock.
+    // A join without a body uses the league clock; only the placing answer carries
+    // the welcome.
     let again = api.ok(Method::POST, "/v1/players/ana/join", None).await;
-    assert_eq!(again, j);
+    let mut placed = j.clone();
+    placed["pending_rewards"] = Value::Null;
+    assert_eq!(again, placed);
 
     let s = api
         .ok(
@@ -203,7 +221,15 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
     assert_eq!(
         keys(&s),
         [
-            "applied", "bracket", "period", "player", "rank", "score", "tier"
+            "applied",
+            "bracket",
+            "last",
+            "pending_rewards",
+            "period",
+            "player",
+            "rank",
+            "score",
+            "tier"
         ]
     );
     assert_eq!(
@@ -230,7 +256,16 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         .await;
     assert_eq!(
         keys(&unranked),
-        ["applied", "bracket", "period", "player", "score", "tier"]
+        [
+            "applied",
+            "bracket",
+            "last",
+            "pending_rewards",
+            "period",
+            "player",
+            "score",
+            "tier"
+        ]
     );
     assert_eq!(unranked["score"].as_u64(), Some(43));
 
@@ -269,10 +304,20 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         (batch[5]["score"].as_u64(), batch[5].get("rank")),
         (Some(11), None)
     );
+    // The first score of cy placed them: the item carries the welcome's rewards (no
+    // last result for a new player).
     assert_eq!(
         keys(&batch[0]),
         [
-            "applied", "bracket", "period", "player", "rank", "score", "status", "tier"
+            "applied",
+            "bracket",
+            "pending_rewards",
+            "period",
+            "player",
+            "rank",
+            "score",
+            "status",
+            "tier"
         ]
     );
     assert_eq!(batch[1]["error"]["code"], "invalid_player");
@@ -410,11 +455,13 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         "GET /v1/players/{player}",
         "GET /v1/players/{player}/around",
         "PUT /v1/players/{player}/profile",
+        "PATCH /v1/players/{player}/profile",
         "GET /v1/players/{player}/profile",
         "GET /v1/players/{player}/rewards",
         "POST /v1/players/{player}/rewards:claim",
         "GET /v1/tiers/{tier}/brackets/{bracket}",
         "GET /v1/tiers/{tier}/brackets/{bracket}/events",
+        "GET /v1/tiers/{tier}/top",
         "GET /v1/counts",
         "GET /v1/season",
         "GET /v1/periods",
@@ -592,6 +639,76 @@ async fn errors_are_json_with_the_right_status_and_write_nothing() {
         Some(r#"{"name":5}"#),
         400,
         "invalid_json",
+    )
+    .await;
+    // A profile write needs a body (`{}` is one: PUT clears, PATCH changes nothing);
+    // PATCH checks its fields, a null one too.
+    for m in [Method::PUT, Method::PATCH] {
+        api.fails(
+            m.clone(),
+            "/v1/players/ana/profile",
+            None,
+            400,
+            "bad_request",
+        )
+        .await;
+        api.fails(
+            m.clone(),
+            "/v1/players/ana/profile",
+            Some("  "),
+            400,
+            "bad_request",
+        )
+        .await;
+    }
+    api.fails(
+        Method::PATCH,
+        "/v1/players/ana/profile",
+        Some(r#"{"email":null}"#),
+        400,
+        "unknown_profile_field",
+    )
+    .await;
+    // This season declares no cohorts: a cohort is refused, and `tier@cohort` is no
+    // tier.
+    api.fails(
+        p.clone(),
+        "/v1/players/ana/join",
+        Some(r#"{"cohort":"eu"}"#),
+        400,
+        "unknown_cohort",
+    )
+    .await;
+    api.fails(
+        p.clone(),
+        "/v1/players/ana/scores",
+        Some(r#"{"value":1,"cohort":"eu"}"#),
+        400,
+        "unknown_cohort",
+    )
+    .await;
+    for path in [
+        "/v1/tiers/bronze/brackets/1?cohort=eu",
+        "/v1/tiers/bronze/top?cohort=eu",
+        "/v1/counts?cohort=eu",
+    ] {
+        api.fails(g.clone(), path, None, 400, "unknown_cohort")
+            .await;
+    }
+    for path in [
+        "/v1/tiers/bronze@eu/brackets/1",
+        "/v1/tiers/bronze@eu/top",
+        "/v1/tiers/mithril/top",
+        "/v1/tiers/mithril/top?cohort=eu",
+    ] {
+        api.fails(g.clone(), path, None, 404, "unknown_tier").await;
+    }
+    api.fails(
+        g.clone(),
+        "/v1/tiers/bronze/top?limit=0",
+        None,
+        400,
+        "bad_limit",
     )
     .await;
     api.fails(

@@ -10,3 +10,4 @@ mod serving;
 
 mod browser;
 mod http;
+mod parity;

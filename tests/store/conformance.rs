@@ -2224,3 +2224,147 @@ on_both!(a_retry_is_answered_for_the_whole_window, |league, clock| {
     assert!(!again.applied);
     assert_eq!((again.period, again.score), (1, 5));
 });
+
+// A value that can never fit (its size alone is past max_score) is refused before any
+// write, and still names the player's real current score, alone and in a batch; for a
+// player with no score it names 0.
+on_both!(
+    a_hopeless_value_names_the_real_current_score,
+    |league, clock| {
+        let _ = &clock;
+        submit_at(&league, "p", 121, "2026-01-05T12:00:00Z").await;
+        let current = |e: InputError| match e {
+            InputError::Score(leaguekit::season::packing::ScoreRangeError::OutOfRange {
+                current,
+                result,
+                ..
+            }) => (current, result),
+            other => panic!("expected score_out_of_range, got {other:?}"),
+        };
+        let e = refused(
+            league
+                .submit("p", -2_000_000, SubmitOptions::default())
+                .await,
+        );
+        assert_eq!(current(e.clone()), (121, 121 - 2_000_000), "{e}");
+        assert!(e.to_string().contains("current 121"), "{e}");
+        let batch = league
+            .submit_many(&[
+                BatchItem::new("p", 2_000_000),
+                BatchItem::new("nobody", 2_000_000),
+            ])
+            .await;
+        let e = |r: &Result<leaguekit::Submission, Error>| match r {
+            Err(Error::Input(i)) => current(i.clone()),
+            other => panic!("expected a refusal, got {other:?}"),
+        };
+        assert_eq!(e(&batch[0]), (121, 121 + 2_000_000));
+        assert_eq!(e(&batch[1]), (0, 2_000_000));
+        assert_eq!(
+            league.player("p", None).await.expect("view").score,
+            Some(121)
+        );
+        assert_eq!(
+            league.player("nobody", None).await.expect("view").bracket,
+            None
+        );
+    }
+);
+
+// A profile change sets and removes fields in one step, on the stored profile or
+// replacing it whole; the copy cached beside the board follows, and a refused change
+// writes nothing.
+on_both!(
+    profile_changes_remove_and_replace_fields,
+    |league, _clock| {
+        use leaguekit::store::ProfileChange;
+        submit_at(&league, "p", 5, "2026-01-05T12:00:00Z").await;
+        league
+            .set_profile(
+                "p",
+                &[
+                    ("name".into(), "Pat".into()),
+                    ("avatar".into(), "p.png".into()),
+                ],
+            )
+            .await
+            .expect("set");
+        let got = league
+            .change_profile(
+                "p",
+                &ProfileChange::default().remove("avatar").set("name", "Pa"),
+            )
+            .await
+            .expect("patch");
+        assert_eq!(serde_json::json!(got), serde_json::json!({"name": "Pa"}));
+        assert_eq!(
+            cached_profile(&league).await,
+            serde_json::json!({"name": "Pa"})
+        );
+        // Removing a field that is not set is no error.
+        league
+            .change_profile("p", &ProfileChange::default().remove("avatar"))
+            .await
+            .expect("remove absent");
+        let got = league
+            .change_profile(
+                "p",
+                &ProfileChange::replace(&[("avatar".into(), "a".into())]),
+            )
+            .await
+            .expect("replace");
+        assert_eq!(serde_json::json!(got), serde_json::json!({"avatar": "a"}));
+        assert_eq!(
+            cached_profile(&league).await,
+            serde_json::json!({"avatar": "a"})
+        );
+        // Refused: an unknown field, or too large; nothing changes.
+        let e = league
+            .change_profile(
+                "p",
+                &ProfileChange::replace(&[("email".into(), "x".into())]),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            input_err(e),
+            InputError::UnknownProfileField { .. }
+        ));
+        let e = league
+            .change_profile("p", &ProfileChange::default().remove("email"))
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            input_err(e),
+            InputError::UnknownProfileField { .. }
+        ));
+        let e = league
+            .change_profile(
+                "p",
+                &ProfileChange::replace(&[("name".into(), "x".repeat(100))]),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(input_err(e), InputError::ProfileTooLarge { .. }));
+        assert_eq!(
+            serde_json::json!(league.profile("p").await.expect("profile")),
+            serde_json::json!({"avatar": "a"})
+        );
+        // Replacing with nothing clears it.
+        let got = league
+            .change_profile("p", &ProfileChange::replace(&[]))
+            .await
+            .expect("clear");
+        assert!(got.is_empty());
+        assert_eq!(cached_profile(&league).await, serde_json::json!({}));
+    }
+);
+
+/// The profile cached beside bronze bracket 1's board for its first entry.
+async fn cached_profile<S: Store>(league: &League<S>) -> serde_json::Value {
+    let s = league
+        .standings("bronze", 1, None, 0, 10)
+        .await
+        .expect("standings");
+    serde_json::json!(s.entries[0].profile)
+}

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use leaguekit::season::packing::{EXACT_LIMIT, ScoreMode};
 use leaguekit::store::keys::{BracketKeys, Keys, hash_tag};
-use leaguekit::store::{Claim, CloseCheck, JoinRequest, TimeCheck};
+use leaguekit::store::{Claim, CloseCheck, JoinRequest, ProfileChange, TimeCheck};
 use leaguekit::store::{LeagueStore as _, RankingStore as _, RolloverStore as _};
 use leaguekit::{BatchItem, SubmitOptions};
 use leaguekit::{
@@ -1106,7 +1106,13 @@ async fn state_writes_use_what_the_snapshot_found_and_survive_wrong_hints() {
     // a write without the hint moves it to the state's (3600 s).
     let player = keys.player("pro");
     store
-        .set_profile(&player, &[("a".into(), "b".into())], &["a".into()], 100, 60)
+        .set_profile(
+            &player,
+            &ProfileChange::merge(&[("a".into(), "b".into())]),
+            &["a".into()],
+            100,
+            60,
+        )
         .await
         .expect("profile");
     let deadline = |record: String| -> i64 {
@@ -2167,7 +2173,13 @@ async fn foreign_rollover_data_is_a_protocol_error() {
             .await
             .expect("hset");
         let set = store
-            .set_profile(&player, &[("a".into(), "b".into())], &["a".into()], 100, 60)
+            .set_profile(
+                &player,
+                &ProfileChange::merge(&[("a".into(), "b".into())]),
+                &["a".into()],
+                100,
+                60,
+            )
             .await;
         assert!(
             matches!(set, Err(StoreError::Protocol(_))),
@@ -2327,7 +2339,13 @@ async fn records_past_their_deadline_are_absent_and_pruned() {
         .await
         .expect("state");
     store
-        .set_profile(&player, &[("a".into(), "b".into())], &["a".into()], 100, 60)
+        .set_profile(
+            &player,
+            &ProfileChange::merge(&[("a".into(), "b".into())]),
+            &["a".into()],
+            100,
+            60,
+        )
         .await
         .expect("profile");
     // The deadline is now + ttl by the server's clock; the bucket key lives as long.

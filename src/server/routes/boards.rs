@@ -12,16 +12,63 @@ use axum::response::IntoResponse;
 
 use crate::error::InputError;
 use crate::ranking::MAX_PAGE;
+use crate::season::{board_group, split_group};
 use crate::server::App;
 use crate::server::error::{ApiError, ErrorBody};
 use crate::server::model::{
-    CountsOut, LiveQuery, P, PageQuery, PeriodQuery, Q, RewardRuleOut, SeasonOut, StandingsOut,
-    TierOut,
+    CountsOut, CountsQuery, LiveQuery, P, PageQuery, Q, RewardRuleOut, SeasonOut, StandingsOut,
+    TierOut, TopOut, TopQuery,
 };
 use crate::server::sse::Watch;
 use crate::store::Store;
 
-/// A page of a bracket's standings, best first, with cached profiles.
+/// The boards a read of `tier` names: the tier's own, or with `cohort` the cohort's
+/// (the bracket numbers count within it). The path may still name a cohort's boards
+/// as `tier@cohort` (the form before the `cohort` query). An unknown tier is a 404
+/// `unknown_tier` (in a season without cohorts, a name with `@` is one); an unknown
+/// cohort a 400 `unknown_cohort`.
+fn boards_of<S: Store>(app: &App<S>, tier: &str, cohort: Option<&str>) -> Result<String, ApiError> {
+    let season = app.league.season();
+    let (name, in_path) = split_group(tier);
+    let unknown = || {
+        ApiError::from(crate::Error::from(InputError::UnknownTier {
+            known: season
+                .tiers
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            tier: tier.chars().take(80).collect(),
+        }))
+    };
+    if season.tier_by_any_name(name).is_none() || (in_path.is_some() && season.cohorts.is_none()) {
+        return Err(unknown());
+    }
+    let cohort = match (in_path, cohort) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad_request(
+                "bad_request",
+                "the cohort is named twice (tier@cohort and ?cohort=); use ?cohort= only",
+            ));
+        }
+        (a, b) => a.or(b),
+    };
+    if let Some(c) = cohort {
+        check_cohort(app, c)?;
+    }
+    Ok(board_group(name, cohort))
+}
+
+/// A cohort label the season declares, or the 400 `unknown_cohort`.
+fn check_cohort<S: Store>(app: &App<S>, cohort: &str) -> Result<(), ApiError> {
+    app.league
+        .context()
+        .validate_cohort(Some(cohort))
+        .map_err(|e| ApiError::from(crate::Error::from(e)))
+}
+
+/// A page of a bracket's standings, best first, with cached profiles. With `cohort`,
+/// the cohort's brackets of the tier.
 #[utoipa::path(
     get,
     path = "/v1/tiers/{tier}/brackets/{bracket}",
@@ -33,7 +80,7 @@ use crate::store::Store;
     ),
     responses(
         (status = 200, body = StandingsOut),
-        (status = 400, description = "bad_bracket, bad_limit", body = ErrorBody),
+        (status = 400, description = "bad_bracket, bad_limit, unknown_cohort", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "unknown_tier, unknown_period", body = ErrorBody),
         (status = 503, body = ErrorBody),
@@ -45,10 +92,11 @@ pub(crate) async fn standings<S: Store>(
     P((tier, bracket)): P<(String, u32)>,
     Q(q): Q<PageQuery>,
 ) -> Result<Json<StandingsOut>, ApiError> {
+    let group = boards_of(&app, &tier, q.cohort.as_deref())?;
     let s = app
         .league
         .standings(
-            &tier,
+            &group,
             bracket,
             q.period,
             q.offset.unwrap_or(0),
@@ -88,21 +136,7 @@ pub(crate) async fn events<S: Store>(
 ) -> Result<impl IntoResponse, ApiError> {
     let limit = q.limit.unwrap_or(100);
     // Refuse what would only ever produce errors before opening a stream.
-    if app.league.season().tier(&tier).is_none() {
-        return Err(ApiError::from(crate::Error::from(
-            InputError::UnknownTier {
-                known: app
-                    .league
-                    .season()
-                    .tiers
-                    .iter()
-                    .map(|t| t.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                tier: tier.chars().take(80).collect(),
-            },
-        )));
-    }
+    let tier = boards_of(&app, &tier, q.cohort.as_deref())?;
     if bracket == 0 {
         return Err(ApiError::from(crate::Error::from(InputError::BadBracket {
             bracket,
@@ -125,15 +159,17 @@ pub(crate) async fn events<S: Store>(
     })
 }
 
-/// Players and brackets per tier in a period (every tier listed).
+/// Players and brackets per tier in a period (every tier listed), with a breakdown per
+/// cohort (`cohorts`) in a season with cohorts. With `cohort`, each tier's numbers are
+/// that cohort's.
 #[utoipa::path(
     get,
     path = "/v1/counts",
     tag = "standings",
-    params(PeriodQuery),
+    params(CountsQuery),
     responses(
         (status = 200, body = CountsOut),
-        (status = 400, description = "The query string cannot be read (a period that is not a number)", body = ErrorBody),
+        (status = 400, description = "The query string cannot be read (a period that is not a number), or unknown_cohort", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "unknown_period", body = ErrorBody),
         (status = 503, body = ErrorBody),
@@ -142,8 +178,11 @@ pub(crate) async fn events<S: Store>(
 )]
 pub(crate) async fn counts<S: Store>(
     State(app): State<Arc<App<S>>>,
-    Q(q): Q<PeriodQuery>,
+    Q(q): Q<CountsQuery>,
 ) -> Result<Json<CountsOut>, ApiError> {
+    if let Some(c) = q.cohort.as_deref() {
+        check_cohort(&app, c)?;
+    }
     let period = match q.period {
         Some(p) => app.league.period(p).map_err(crate::Error::from)?.id,
         None => {
@@ -154,11 +193,51 @@ pub(crate) async fn counts<S: Store>(
                 .id
         }
     };
-    let tiers = app.league.counts(Some(period)).await?;
+    let mut tiers = app.league.counts(Some(period)).await?;
+    if let Some(want) = q.cohort.as_deref() {
+        // One cohort: each tier's numbers are that cohort's (as `leaguekit counts
+        // --cohort`).
+        for t in &mut tiers {
+            let mine = t.cohorts.iter().find(|x| x.cohort.as_deref() == Some(want));
+            (t.players, t.brackets) = mine.map_or((0, 0), |x| (x.players, x.brackets));
+            t.cohorts.retain(|x| x.cohort.as_deref() == Some(want));
+        }
+    }
     Ok(Json(CountsOut {
         period,
         tiers: tiers.into_iter().map(Into::into).collect(),
     }))
+}
+
+/// The best players of a whole tier in a period, across its brackets (or one
+/// cohort's with `cohort`), each with their bracket and cached profile. Ties order as
+/// inside a bracket. A closed period's list is the one frozen at its rollover
+/// (`frozen: true`); the running period's is at most a few seconds old.
+#[utoipa::path(
+    get,
+    path = "/v1/tiers/{tier}/top",
+    tag = "standings",
+    params(("tier" = String, Path, description = "Tier name"), TopQuery),
+    responses(
+        (status = 200, body = TopOut),
+        (status = 400, description = "bad_limit, unknown_cohort", body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "unknown_tier, unknown_period", body = ErrorBody),
+        (status = 503, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn top<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    P(tier): P<String>,
+    Q(q): Q<TopQuery>,
+) -> Result<Json<TopOut>, ApiError> {
+    let group = boards_of(&app, &tier, q.cohort.as_deref())?;
+    let top = app
+        .league
+        .top(&group, q.period, q.limit.unwrap_or(100))
+        .await?;
+    Ok(Json(top.into()))
 }
 
 /// The season's rules: tiers (lowest first) with their quotas and rewards, bracket

@@ -28,7 +28,9 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
         .route("/v1/players/{player}/around", get(players::around::<S>))
         .route(
             "/v1/players/{player}/profile",
-            get(players::profile::<S>).put(players::set_profile::<S>),
+            get(players::profile::<S>)
+                .put(players::set_profile::<S>)
+                .patch(players::patch_profile::<S>),
         )
         .route("/v1/players/{player}/rewards", get(players::rewards::<S>))
         .route(
@@ -43,6 +45,7 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
             "/v1/tiers/{tier}/brackets/{bracket}/events",
             get(boards::events::<S>),
         )
+        .route("/v1/tiers/{tier}/top", get(boards::top::<S>))
         .route("/v1/counts", get(boards::counts::<S>))
         .route("/v1/season", get(boards::season::<S>))
         .route("/v1/periods", get(periods::periods::<S>))

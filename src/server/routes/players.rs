@@ -3,21 +3,25 @@
 //! Owns: the player handlers: join, view, around, profile, rewards, claim.
 //! Must not: apply league rules itself.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
 
+use crate::league::JoinOptions;
 use crate::server::App;
 use crate::server::error::{ApiError, ErrorBody};
 use crate::server::model::{
     AroundQuery, Body, ClaimIn, ClaimOut, JoinIn, P, PeriodQuery, PlacementOut, PlayerOut,
-    ProfileOut, Q, RewardsOut, StandingsOut, parse_time,
+    ProfileOut, Q, Required, RewardsOut, StandingsOut, parse_time,
 };
-use crate::store::Store;
+use crate::store::{ProfileChange, Store};
 
-/// Places the player in a bracket of their tier for the period of `at` (default now).
-/// Joining again returns the same bracket.
+/// Places the player in a bracket of their tier (and `cohort`) for the period of `at`
+/// (default now). Joining again returns the same bracket. The answer that placed the
+/// player carries their last result (`last`) and their unclaimed rewards
+/// (`pending_rewards`); later answers for the period carry `null` in both.
 #[utoipa::path(
     post,
     path = "/v1/players/{player}/join",
@@ -26,7 +30,7 @@ use crate::store::Store;
     request_body(content = Option<JoinIn>, description = "Optional: an empty body is `{}`"),
     responses(
         (status = 200, body = PlacementOut),
-        (status = 400, description = "Bad id or time", body = ErrorBody),
+        (status = 400, description = "Bad id, time or cohort (invalid_player, invalid_time, before_season, outside_calendar, future_time, unknown_cohort, invalid_json)", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 409, description = "period_closed, not_started, still_closing (with Retry-After)", body = ErrorBody),
         (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
@@ -39,8 +43,14 @@ pub(crate) async fn join<S: Store>(
     P(player): P<String>,
     Body(body): Body<JoinIn>,
 ) -> Result<Json<PlacementOut>, ApiError> {
-    let at = body.at.as_deref().map(parse_time).transpose()?;
-    let placement = app.league.join(&player, at).await?;
+    let mut options = JoinOptions::default();
+    if let Some(at) = body.at.as_deref() {
+        options = options.at(parse_time(at)?);
+    }
+    if let Some(cohort) = body.cohort {
+        options = options.cohort(cohort);
+    }
+    let placement = app.league.join_with(&player, options).await?;
     Ok(Json(placement.into()))
 }
 
@@ -102,17 +112,19 @@ pub(crate) async fn around<S: Store>(
     }
 }
 
-/// Sets profile fields (only the season's `profiles.fields`, within `max_bytes`); the
-/// body is a JSON object of strings. Answers the whole profile.
+/// Replaces the profile: it becomes exactly the body's fields (only the season's
+/// `profiles.fields`, within `max_bytes`), a JSON object of strings; fields left out
+/// are removed (`{}` clears the profile). One atomic step: a refused body changes
+/// nothing. Answers the whole profile. To change some fields only, use `PATCH`.
 #[utoipa::path(
     put,
     path = "/v1/players/{player}/profile",
     tag = "players",
     params(("player" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$", description = "Player id: 1-64 bytes of UTF-8 without control characters")),
-    request_body(content = std::collections::BTreeMap<String, String>, description = "Fields to set, e.g. {\"name\": \"Ana\"}"),
+    request_body(content = std::collections::BTreeMap<String, String>, description = "The whole profile, e.g. {\"name\": \"Ana\"}", content_type = "application/json"),
     responses(
         (status = 200, body = ProfileOut),
-        (status = 400, description = "unknown_profile_field, profile_too_large, invalid_json", body = ErrorBody),
+        (status = 400, description = "bad_request (no body), unknown_profile_field, profile_too_large, invalid_json, invalid_player", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
         (status = 503, body = ErrorBody),
@@ -122,10 +134,47 @@ pub(crate) async fn around<S: Store>(
 pub(crate) async fn set_profile<S: Store>(
     State(app): State<Arc<App<S>>>,
     P(player): P<String>,
-    Body(fields): Body<std::collections::BTreeMap<String, String>>,
+    Required(fields): Required<BTreeMap<String, String>>,
 ) -> Result<Json<ProfileOut>, ApiError> {
     let pairs: Vec<(String, String)> = fields.into_iter().collect();
-    let profile = app.league.set_profile(&player, &pairs).await?;
+    let profile = app
+        .league
+        .change_profile(&player, &ProfileChange::replace(&pairs))
+        .await?;
+    Ok(Json(ProfileOut { player, profile }))
+}
+
+/// Changes some profile fields (a JSON merge patch of strings): a field with a string
+/// sets it, a field with `null` removes it, fields left out are kept. Only the
+/// season's `profiles.fields`, within `max_bytes`. One atomic step: a refused body
+/// changes nothing. Answers the whole profile.
+#[utoipa::path(
+    patch,
+    path = "/v1/players/{player}/profile",
+    tag = "players",
+    params(("player" = String, Path, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$", description = "Player id: 1-64 bytes of UTF-8 without control characters")),
+    request_body(content = BTreeMap<String, Option<String>>, description = "Fields to set, or to remove with null, e.g. {\"name\": \"Ana\", \"avatar\": null}", content_type = "application/json"),
+    responses(
+        (status = 200, body = ProfileOut),
+        (status = 400, description = "bad_request (no body), unknown_profile_field, profile_too_large, invalid_json, invalid_player", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
+        (status = 503, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn patch_profile<S: Store>(
+    State(app): State<Arc<App<S>>>,
+    P(player): P<String>,
+    Required(fields): Required<BTreeMap<String, Option<String>>>,
+) -> Result<Json<ProfileOut>, ApiError> {
+    let change = fields
+        .into_iter()
+        .fold(ProfileChange::default(), |c, (k, v)| match v {
+            Some(v) => c.set(k, v),
+            None => c.remove(k),
+        });
+    let profile = app.league.change_profile(&player, &change).await?;
     Ok(Json(ProfileOut { player, profile }))
 }
 

@@ -10,6 +10,7 @@ use axum::Json;
 use axum::extract::State;
 
 use crate::ranking::{BatchItem, SubmitOptions};
+use crate::season::board_group;
 use crate::server::App;
 use crate::server::error::{ApiError, ErrorBody};
 use crate::server::model::{
@@ -21,8 +22,12 @@ fn options(
     request_id: Option<String>,
     at: Option<&str>,
     rank: bool,
+    cohort: Option<String>,
 ) -> Result<SubmitOptions, ApiError> {
     let mut o = SubmitOptions::default();
+    if let Some(c) = cohort {
+        o = o.cohort(c);
+    }
     if !rank {
         o = o.without_rank();
     }
@@ -47,7 +52,7 @@ fn options(
     request_body = SubmitIn,
     responses(
         (status = 200, body = SubmissionOut),
-        (status = 400, description = "invalid_player, invalid_request_id, score_out_of_range, invalid_time, future_time, before_season, invalid_json", body = ErrorBody),
+        (status = 400, description = "invalid_player, invalid_request_id, score_out_of_range, invalid_time, future_time, before_season, outside_calendar, unknown_cohort, invalid_json", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 409, description = "period_closed, not_joined; not_started and still_closing with Retry-After", body = ErrorBody),
         (status = 413, body = ErrorBody),
@@ -61,15 +66,17 @@ pub(crate) async fn submit<S: Store>(
     P(player): P<String>,
     Body(body): Body<SubmitIn>,
 ) -> Result<Json<SubmissionOut>, ApiError> {
-    let o = options(body.request_id, body.at.as_deref(), body.rank)?;
+    let o = options(body.request_id, body.at.as_deref(), body.rank, body.cohort)?;
     let s = app.league.submit(&player, body.value, o).await?;
     if s.applied {
-        app.hub.nudge(&s.tier, s.bracket);
+        app.hub
+            .nudge(&board_group(&s.tier, s.cohort.as_deref()), s.bracket);
     }
     Ok(Json(s.into()))
 }
 
-/// Submits many updates (a JSON array of `{"player","value","request_id"?,"at"?,"rank"?}`) in
+/// Submits many updates (a JSON array of
+/// `{"player","value","request_id"?,"at"?,"rank"?,"cohort"?}`) in
 /// one pipelined round trip to the store. The answer has exactly one result per item,
 /// in order: `applied`/`duplicate` with the submission, `refused` (nothing written) or
 /// `unknown` (resend only with its request id) with `error`. The status is 200
@@ -112,11 +119,11 @@ pub(crate) async fn batch<S: Store>(
                 ApiError::bad_request(
                     "invalid_json",
                     format!(
-                        "invalid item: {e}; expected {{\"player\",\"value\",\"request_id\"?,\"at\"?,\"rank\"?}}"
+                        "invalid item: {e}; expected {{\"player\",\"value\",\"request_id\"?,\"at\"?,\"rank\"?,\"cohort\"?}}"
                     ),
                 )
             })?;
-            let o = options(item.request_id, item.at.as_deref(), item.rank)?;
+            let o = options(item.request_id, item.at.as_deref(), item.rank, item.cohort)?;
             Ok(BatchItem::new(item.player, item.value).with_options(o))
         })
         .collect();
@@ -132,7 +139,8 @@ pub(crate) async fn batch<S: Store>(
             Ok(_) => match results.next() {
                 Some(Ok(s)) => {
                     if s.applied {
-                        app.hub.nudge(&s.tier, s.bracket);
+                        app.hub
+                            .nudge(&board_group(&s.tier, s.cohort.as_deref()), s.bracket);
                     }
                     BatchItemOut::done(s)
                 }

@@ -216,7 +216,7 @@ impl RankingStore for MemoryStore {
     async fn set_profile(
         &self,
         player_keys: &PlayerKeys,
-        fields: &[(String, String)],
+        change: &ProfileChange,
         order: &[String],
         max_bytes: usize,
         ttl_secs: u64,
@@ -224,24 +224,28 @@ impl RankingStore for MemoryStore {
         let now = self.clock.now().timestamp();
         let mut data = self.data();
         let p = Self::player(&mut data, player_keys, now);
-        let mut merged: std::collections::BTreeMap<&str, &str> = p
-            .profile
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        for (k, v) in fields {
-            merged.insert(k, v);
+        let mut next: Vec<(String, String)> = if change.replace {
+            Vec::new()
+        } else {
+            p.profile.clone()
+        };
+        for (k, v) in &change.fields {
+            match (v, next.iter_mut().position(|(f, _)| f == k)) {
+                (Some(v), Some(i)) => next[i].1 = v.clone(),
+                (Some(v), None) => next.push((k.clone(), v.clone())),
+                (None, Some(i)) => {
+                    next.remove(i);
+                }
+                (None, None) => {}
+            }
         }
+        let merged: std::collections::BTreeMap<&str, &str> =
+            next.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let json = crate::store::profile_json(order, &merged);
         if json.len() > max_bytes {
             return Ok(ProfileWrite::TooLarge { bytes: json.len() });
         }
-        for (k, v) in fields {
-            match p.profile.iter_mut().find(|(f, _)| f == k) {
-                Some(slot) => slot.1 = v.clone(),
-                None => p.profile.push((k.clone(), v.clone())),
-            }
-        }
+        p.profile = next;
         p.profile_version += 1;
         p.keep_at_least(now, ttl_secs);
         Ok(ProfileWrite::Written {

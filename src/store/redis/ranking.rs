@@ -87,7 +87,7 @@ impl RankingStore for RedisStore {
     async fn set_profile(
         &self,
         player_keys: &PlayerKeys,
-        fields: &[(String, String)],
+        change: &ProfileChange,
         order: &[String],
         max_bytes: usize,
         ttl_secs: u64,
@@ -102,8 +102,12 @@ impl RankingStore for RedisStore {
         for name in order {
             inv.arg(name);
         }
-        for (k, v) in fields {
-            inv.arg(k).arg(v);
+        inv.arg(if change.replace { "replace" } else { "merge" });
+        for (k, v) in &change.fields {
+            match v {
+                Some(v) => inv.arg("set").arg(k).arg(v),
+                None => inv.arg("del").arg(k).arg(""),
+            };
         }
         // Setting the same fields again is harmless, so a retry is safe (the version
         // may move by two, which only orders the cached copies).

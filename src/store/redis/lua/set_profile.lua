@@ -1,5 +1,6 @@
--- set_profile.lua: merge profile fields, check the merged size and write, in one
--- atomic step, so concurrent edits can never together exceed max_bytes.
+-- set_profile.lua: set and remove profile fields (on the stored profile, or on an
+-- empty one to replace it), check the new size and write, in one atomic step, so
+-- concurrent edits can never together exceed max_bytes.
 --
 -- The size is that of the profile as JSON, byte for byte what serde_json writes for
 -- a map of strings (src/store/types.rs `profile_json`): fields in the given order,
@@ -19,7 +20,8 @@
 -- ARGV[4]  now in unix seconds by the clock that judges deadlines, or "" for TIME
 -- ARGV[5]  n: how many field names follow (the season's fields, sorted)
 -- ARGV[6..5+n]  field names
--- ARGV[6+n..]   field, value, field, value, ... to set
+-- ARGV[6+n]     "merge" (start from the stored profile) or "replace" (from an empty one)
+-- ARGV[7+n..]   op, field, value, ...: "set" field value, or "del" field "" (in order)
 --
 -- Reply: {"ok", version, json} | {"too_large", bytes} | {"malformed", what}
 
@@ -65,8 +67,15 @@ if record then
 end
 
 local n = tonumber(ARGV[5])
-for i = 6 + n, #ARGV, 2 do
-  stored[ARGV[i]] = ARGV[i + 1]
+if ARGV[6 + n] == 'replace' then
+  stored = {}
+end
+for i = 7 + n, #ARGV, 3 do
+  if ARGV[i] == 'del' then
+    stored[ARGV[i + 1]] = nil
+  else
+    stored[ARGV[i + 1]] = ARGV[i + 2]
+  end
 end
 local parts = {}
 local listed = {}
