@@ -49,8 +49,9 @@ async fn read_body<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes,
     })
 }
 
-/// A JSON request body. An empty body reads as `{}`, so bodies whose fields are all
-/// optional may be left out. The content type is not checked.
+/// A JSON object request body. An empty body reads as `{}`, so bodies whose fields are
+/// all optional may be left out; any other JSON than an object is refused (serde
+/// would read a struct from an array of its fields). The content type is not checked.
 #[derive(Debug)]
 pub(super) struct Body<T>(pub(super) T);
 
@@ -60,14 +61,40 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         let bytes = read_body(request, state).await?;
         // Only an absent body is the empty object: whitespace alone is not JSON.
-        let text: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
-        serde_json::from_slice(text).map(Body).map_err(|e| {
-            ApiError::bad_request(
+        if bytes.is_empty() {
+            return json(b"{}").map(Body);
+        }
+        if bytes.trim_ascii_start().first() != Some(&b'{') {
+            return Err(ApiError::bad_request(
                 "invalid_json",
-                format!("invalid JSON body: {e}; see /openapi.json for this endpoint's body"),
-            )
-        })
+                "invalid JSON body: expected a JSON object; see /openapi.json for this endpoint's body",
+            ));
+        }
+        json(&bytes).map(Body)
     }
+}
+
+/// A JSON array request body (a batch's items).
+#[derive(Debug)]
+pub(super) struct Items<T>(pub(super) Vec<T>);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Items<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = read_body(request, state).await?;
+        json(&bytes).map(Items)
+    }
+}
+
+/// Reads a JSON body, or says why it cannot.
+fn json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad_request(
+            "invalid_json",
+            format!("invalid JSON body: {e}; see /openapi.json for this endpoint's body"),
+        )
+    })
 }
 
 /// A JSON request body that must be there: an empty body is a 400 `bad_request` and
@@ -86,12 +113,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Required<T> {
                 "this request needs a JSON body; see /openapi.json for this endpoint's body",
             ));
         }
-        serde_json::from_slice(&bytes).map(Required).map_err(|e| {
-            ApiError::bad_request(
-                "invalid_json",
-                format!("invalid JSON body: {e}; see /openapi.json for this endpoint's body"),
-            )
-        })
+        json(&bytes).map(Required)
     }
 }
 

@@ -15,7 +15,7 @@ use crate::ranking::{Standing, Standings, Submission};
 use crate::rollover::{LastOutcome, RewardGrant};
 
 use super::error::{ApiError, ErrorDetail};
-pub(super) use super::extract::{Body, P, Q, Required, parse_time, rfc3339};
+pub(super) use super::extract::{Body, Items, P, Q, Required, parse_time, rfc3339};
 pub(super) use periods::{
     BlockedBracketOut, ExportLine, PeriodOut, PeriodReportOut, PeriodsOut, TallyOut,
 };

@@ -30,6 +30,7 @@ pub(crate) struct TopQuery {
     /// rollover.
     pub(crate) period: Option<u64>,
     /// Entries to show, 1-1000 (default 100).
+    #[param(minimum = 1, maximum = 1000)]
     pub(crate) limit: Option<u64>,
     /// One cohort's list (a label of the season's `[cohorts]`). Default: the whole
     /// tier, across cohorts.

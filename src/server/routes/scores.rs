@@ -14,7 +14,7 @@ use crate::season::board_group;
 use crate::server::App;
 use crate::server::error::{ApiError, ErrorBody};
 use crate::server::model::{
-    BatchItemIn, BatchItemOut, Body, P, SubmissionOut, SubmitIn, parse_time,
+    BatchItemIn, BatchItemOut, Body, Items, P, SubmissionOut, SubmitIn, parse_time,
 };
 use crate::store::Store;
 
@@ -98,7 +98,7 @@ pub(crate) async fn submit<S: Store>(
 )]
 pub(crate) async fn batch<S: Store>(
     State(app): State<Arc<App<S>>>,
-    Body(items): Body<Vec<serde_json::Value>>,
+    Items(items): Items<serde_json::Value>,
 ) -> Result<Json<Vec<BatchItemOut>>, ApiError> {
     if items.len() > app.max_batch {
         return Err(ApiError::new(
