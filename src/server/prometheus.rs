@@ -80,6 +80,7 @@ pub(super) async fn track(request: Request, next: Next) -> Response {
 #[utoipa::path(
     get,
     path = "/metrics",
+    operation_id = "metrics",
     tag = "system",
     responses(
         (status = 200, description = "The Prometheus text format", content_type = "text/plain", body = String),
