@@ -31,6 +31,7 @@ pub mod context;
 pub mod error;
 pub mod league;
 pub mod metrics;
+pub mod operator;
 pub mod ranking;
 pub mod rollover;
 pub mod season;

@@ -19,7 +19,7 @@
 //!   league clock) -> the store and below;
 //! - the league's parts build on the context, each on the ones before it: `ranking`
 //!   (the boards), then `rollover` (which merges the boards' tier lists), then
-//!   `league` (the facade, and the placements, which may close a returning player's
+//!   `operator` (the operator's tools and the audit log), then `league` (the facade, and the placements, which may close a returning player's
 //!   last bracket); `sim` and `server` sit on top.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -194,8 +194,8 @@ fn season_is_pure_and_imports_only_the_errors() {
 fn every_top_level_module_is_in_the_graph() {
     let all = modules();
     for expected in [
-        "clock", "context", "error", "league", "metrics", "ranking", "rollover", "season", "store",
-        OUTCOME,
+        "clock", "context", "error", "league", "metrics", "operator", "ranking", "rollover",
+        "season", "store", OUTCOME,
     ] {
         assert!(
             all.iter().any(|m| m == expected),
@@ -246,14 +246,19 @@ fn modules_depend_on_each_other_in_one_direction() {
     assert!(graph["store"].is_subset(&below_store), "{graph:?}");
     assert_eq!(graph[OUTCOME], set(&["season"]), "{graph:?}");
     // The league's parts, each below the next: the context knows none of them, the
-    // boards know only the context, the rollover never the facade.
+    // boards know only the context, the rollover never the operator's tools or the
+    // facade, the operator's tools never the facade.
     for (part, never) in [
         (
             "context",
-            &["league", "ranking", "rollover", "server", "sim"][..],
+            &["league", "operator", "ranking", "rollover", "server", "sim"][..],
         ),
-        ("ranking", &["league", "rollover", "server", "sim"][..]),
-        ("rollover", &["league", "server", "sim"][..]),
+        (
+            "ranking",
+            &["league", "operator", "rollover", "server", "sim"][..],
+        ),
+        ("rollover", &["league", "operator", "server", "sim"][..]),
+        ("operator", &["league", "server", "sim"][..]),
         ("league", &["server", "sim"][..]),
     ] {
         for n in never {

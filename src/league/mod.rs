@@ -57,6 +57,7 @@ use futures::future::BoxFuture;
 use crate::clock::{Clock, SystemClock};
 use crate::context::Context;
 use crate::error::{Error, InputError};
+use crate::operator::Operator;
 use crate::ranking::{BatchItem, Boards, Standings, Submission, SubmitOptions, TierTop};
 use crate::rollover::scheduler::Scheduled;
 use crate::rollover::{
@@ -92,6 +93,7 @@ pub struct League<S: Store> {
     placements: Arc<Placements<S>>,
     boards: Arc<Boards<S>>,
     rollover: Arc<Rollover<S>>,
+    operator: Operator<S>,
     /// Concurrent single score updates waiting to be sent as one batch.
     submits: SubmitQueue,
 }
@@ -116,7 +118,9 @@ impl<S: Store> League<S> {
         let boards = Arc::new(Boards::new(ctx.clone()));
         let rollover = Arc::new(Rollover::new(ctx.clone(), boards.clone()));
         let placements = Arc::new(Placements::new(ctx.clone(), rollover.clone()));
+        let operator = Operator::new(ctx.clone(), boards.clone(), rollover.clone());
         League {
+            operator,
             ctx,
             placements,
             boards,
@@ -129,6 +133,12 @@ impl<S: Store> League<S> {
     /// clock.
     pub fn context(&self) -> &Context<S> {
         &self.ctx
+    }
+
+    /// The operator's tools: bans, score adjustments, re-settlements, the staging
+    /// clock and the audit log.
+    pub fn operator(&self) -> &Operator<S> {
+        &self.operator
     }
 
     /// The season.

@@ -40,7 +40,7 @@ mod reports;
 mod rewards;
 pub mod scheduler;
 
-use close::owner_id;
+pub(crate) use close::owner_id;
 pub use edits::SeasonEdits;
 pub use log::OutcomeRecord;
 pub use outcome::{LastOutcome, RewardGrant};

@@ -40,7 +40,7 @@ use crate::season::calendar::Calendar;
 pub use crate::season::calendar::{PeriodRule, Schedule};
 use crate::season::packing::{Packing, ScoreMode};
 pub use cohorts::{Cohorts, MAX_COHORT_LEN};
-pub use server::{MAX_TOKEN_LEN, MIN_TOKEN_LEN, ServerConfig, validate_token};
+pub use server::{MAX_TOKEN_LEN, MIN_TOKEN_LEN, ServerConfig, split_named, validate_token};
 pub use tune::{Knob, TuneConfig, rewrite_quotas};
 
 /// A validated season.

@@ -31,6 +31,10 @@ pub struct ServerConfig {
     pub server_tokens: Vec<String>,
     /// Bearer tokens of role `viewer`: reads only (dashboard, standings, metrics).
     pub viewer_tokens: Vec<String>,
+    /// Bearer tokens of role `admin`: everything, and the operator's routes (bans,
+    /// adjustments, re-settlements, the audit log, the staging clock). Write
+    /// `NAME:TOKEN` to name the token in the audit log.
+    pub admin_tokens: Vec<String>,
     /// The largest request body accepted, in bytes (default 256 KiB; 1 KiB to 64 MiB).
     pub body_limit: Option<usize>,
     /// How long a request may take before it is answered 503 (default 10 s; 1 s to
@@ -53,6 +57,10 @@ impl fmt::Debug for ServerConfig {
                 "viewer_tokens",
                 &format_args!("[{} redacted]", self.viewer_tokens.len()),
             )
+            .field(
+                "admin_tokens",
+                &format_args!("[{} redacted]", self.admin_tokens.len()),
+            )
             .field("body_limit", &self.body_limit)
             .field("request_timeout", &self.request_timeout)
             .field("idle_timeout", &self.idle_timeout)
@@ -69,6 +77,16 @@ pub const MAX_TOKEN_LEN: usize = 256;
 /// `openssl rand -base64 32` or `-hex 32` prints), so it fits an `Authorization`
 /// header and a cookie unchanged. The error says what is wrong without the token.
 pub fn validate_token(token: &str) -> Result<(), String> {
+    let (name, token) = split_named(token);
+    if let Some(name) = name {
+        let ok = |c: char| c.is_ascii_alphanumeric() || "._-".contains(c);
+        if name.is_empty() || name.len() > 64 || !name.chars().all(ok) {
+            return Err(
+                "a token's name (before ':') must have 1-64 characters from A-Z a-z 0-9 . _ -"
+                    .to_owned(),
+            );
+        }
+    }
     const RULE: &str = "use 16-256 characters from A-Z a-z 0-9 . _ ~ + / = - \
                         (for example the output of `openssl rand -hex 32`)";
     if token.len() < MIN_TOKEN_LEN {
@@ -97,6 +115,15 @@ pub fn validate_token(token: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A configured token as `(name, token)`: `NAME:TOKEN` names it (a token never holds
+/// ':'), a bare token has no name.
+pub fn split_named(entry: &str) -> (Option<&str>, &str) {
+    match entry.split_once(':') {
+        Some((name, token)) => (Some(name), token),
+        None => (None, entry),
+    }
+}
+
 /// `[server]` as written.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +131,7 @@ pub(super) struct RawServer {
     listen: Option<Spanned<String>>,
     server_tokens: Option<Vec<Spanned<String>>>,
     viewer_tokens: Option<Vec<Spanned<String>>>,
+    admin_tokens: Option<Vec<Spanned<String>>>,
     body_limit: Option<Spanned<i64>>,
     request_timeout: Option<Spanned<String>>,
     idle_timeout: Option<Spanned<String>>,
@@ -140,6 +168,11 @@ impl Src<'_> {
                 "server.viewer_tokens",
                 &raw.viewer_tokens,
                 &mut s.viewer_tokens,
+            ),
+            (
+                "server.admin_tokens",
+                &raw.admin_tokens,
+                &mut s.admin_tokens,
             ),
         ] {
             for t in raw_list.iter().flatten() {

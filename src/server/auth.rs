@@ -1,7 +1,11 @@
 //! Bearer tokens and roles.
 //!
-//! Two roles: `server` (game servers: reads and writes) and `viewer` (operators and
-//! designers: reads only: the dashboard, standings, metrics). A request carries its
+//! Three roles: `viewer` (designers and support: reads only: the dashboard,
+//! standings, metrics), `server` (game servers: reads and writes) and `admin`
+//! (operators: everything, and the operator's routes: bans, adjustments,
+//! re-settlements, the audit log, the staging clock, which answer 403 to the other
+//! roles). A token may be configured as `NAME:TOKEN`; the name is who the audit log
+//! says acted (`admin-N`, by position, when unnamed). A request carries its
 //! token as `Authorization: Bearer TOKEN`; a read (`GET`/`HEAD`) may instead carry it
 //! in the `leaguekit_token` cookie, which the dashboard sets for the browser session
 //! (a write never accepts the cookie, so a page on another site cannot make a browser
@@ -17,20 +21,25 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use subtle::{Choice, ConstantTimeEq};
 
-use crate::season::{ServerConfig, validate_token};
+use crate::season::{ServerConfig, split_named, validate_token};
 
 use super::error::ApiError;
+use crate::operator::Actor;
 
 /// The environment variable with the `server` tokens (comma-separated).
 pub const SERVER_TOKENS_ENV: &str = "LEAGUEKIT_SERVER_TOKENS";
 /// The environment variable with the `viewer` tokens (comma-separated).
 pub const VIEWER_TOKENS_ENV: &str = "LEAGUEKIT_VIEWER_TOKENS";
+/// The environment variable with the `admin` tokens (comma-separated, each `TOKEN` or
+/// `NAME:TOKEN`).
+pub const ADMIN_TOKENS_ENV: &str = "LEAGUEKIT_ADMIN_TOKENS";
 /// The cookie the dashboard keeps its token in (reads only).
 pub const COOKIE: &str = "leaguekit_token";
 
@@ -42,26 +51,42 @@ pub enum Role {
     Viewer,
     /// Reads and writes.
     Server,
+    /// Everything, and the operator's routes.
+    Admin,
 }
 
-/// A configured token's bytes.
+/// Who called: the role of the token presented and its name (`NAME` of a
+/// `NAME:TOKEN`, else the role and its position, such as `admin-1`). Put in each
+/// authenticated request's extensions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Caller {
+    /// The token's role.
+    pub role: Role,
+    /// The token's name.
+    pub name: String,
+}
+
+/// A configured token's bytes and name.
 #[derive(Clone)]
-struct Secret(Box<[u8]>);
+struct Secret(Box<[u8]>, String);
 
 /// The tokens a server accepts. `Debug` shows only how many there are.
 #[derive(Clone, Default)]
 pub struct Tokens {
     server: Vec<Secret>,
     viewer: Vec<Secret>,
+    admin: Vec<Secret>,
 }
 
 impl std::fmt::Debug for Tokens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "Tokens {{ server: {} redacted, viewer: {} redacted }}",
+            "Tokens {{ server: {} redacted, viewer: {} redacted, admin: {} redacted }}",
             self.server.len(),
-            self.viewer.len()
+            self.viewer.len(),
+            self.admin.len()
         )
     }
 }
@@ -90,53 +115,79 @@ impl Tokens {
         J::Item: AsRef<str>,
     {
         Ok(Tokens {
-            server: secrets("server tokens", server)?,
-            viewer: secrets("viewer tokens", viewer)?,
+            server: secrets("server tokens", "server", server)?,
+            viewer: secrets("viewer tokens", "viewer", viewer)?,
+            admin: Vec::new(),
         })
     }
 
-    /// The tokens of `leaguekit serve`: `LEAGUEKIT_SERVER_TOKENS` and
-    /// `LEAGUEKIT_VIEWER_TOKENS` (comma-separated; when set and not empty they replace
-    /// the config's), else the config's `[server]` lists.
+    /// These tokens and the `admin` tokens `admin` (each `TOKEN` or `NAME:TOKEN`).
+    pub fn with_admin<I>(mut self, admin: I) -> Result<Tokens, TokenError>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        self.admin = secrets("admin tokens", "admin", admin)?;
+        Ok(self)
+    }
+
+    /// The tokens of `leaguekit serve`: `LEAGUEKIT_SERVER_TOKENS`,
+    /// `LEAGUEKIT_VIEWER_TOKENS` and `LEAGUEKIT_ADMIN_TOKENS` (comma-separated; when
+    /// set and not empty they replace the config's), else the config's `[server]`
+    /// lists.
     pub fn from_env(config: &ServerConfig) -> Result<Tokens, TokenError> {
-        let list = |var: &str, fallback: &[String]| -> Result<Vec<Secret>, TokenError> {
-            match std::env::var(var) {
-                Ok(v) if !v.trim().is_empty() => {
-                    secrets(var, v.split(',').map(str::trim).filter(|t| !t.is_empty()))
+        let list =
+            |var: &str, role: &str, fallback: &[String]| -> Result<Vec<Secret>, TokenError> {
+                match std::env::var(var) {
+                    Ok(v) if !v.trim().is_empty() => secrets(
+                        var,
+                        role,
+                        v.split(',').map(str::trim).filter(|t| !t.is_empty()),
+                    ),
+                    _ => secrets(var, role, fallback),
                 }
-                _ => secrets(var, fallback),
-            }
-        };
+            };
         Ok(Tokens {
-            server: list(SERVER_TOKENS_ENV, &config.server_tokens)?,
-            viewer: list(VIEWER_TOKENS_ENV, &config.viewer_tokens)?,
+            server: list(SERVER_TOKENS_ENV, "server", &config.server_tokens)?,
+            viewer: list(VIEWER_TOKENS_ENV, "viewer", &config.viewer_tokens)?,
+            admin: list(ADMIN_TOKENS_ENV, "admin", &config.admin_tokens)?,
         })
     }
 
     /// True when no token is configured (then nothing but `/healthz` could answer).
     pub fn is_empty(&self) -> bool {
-        self.server.is_empty() && self.viewer.is_empty()
+        self.server.is_empty() && self.viewer.is_empty() && self.admin.is_empty()
     }
 
     /// The role of `candidate`, comparing it with every configured token in full.
     pub fn role(&self, candidate: &[u8]) -> Option<Role> {
-        let any = |list: &[Secret]| {
-            list.iter()
-                .fold(Choice::from(0), |found, s| found | same(&s.0, candidate))
-        };
-        let server = any(&self.server);
-        let viewer = any(&self.viewer);
-        if bool::from(server) {
-            Some(Role::Server)
-        } else if bool::from(viewer) {
-            Some(Role::Viewer)
-        } else {
-            None
+        self.caller(candidate).map(|c| c.role)
+    }
+
+    /// The role and name of `candidate`, comparing it with every configured token in
+    /// full (the time taken does not depend on which token matched, if any).
+    pub fn caller(&self, candidate: &[u8]) -> Option<Caller> {
+        let mut found: Option<(Role, &str)> = None;
+        for (role, list) in [
+            (Role::Viewer, &self.viewer),
+            (Role::Server, &self.server),
+            (Role::Admin, &self.admin),
+        ] {
+            for s in list {
+                // Every token is compared in full; the highest role wins.
+                if bool::from(same(&s.0, candidate)) {
+                    found = Some((role, &s.1));
+                }
+            }
         }
+        found.map(|(role, name)| Caller {
+            role,
+            name: name.to_owned(),
+        })
     }
 }
 
-fn secrets<I>(source: &str, tokens: I) -> Result<Vec<Secret>, TokenError>
+fn secrets<I>(source: &str, role: &str, tokens: I) -> Result<Vec<Secret>, TokenError>
 where
     I: IntoIterator,
     I::Item: AsRef<str>,
@@ -151,7 +202,9 @@ where
                 index: i + 1,
                 why,
             })?;
-            Ok(Secret(t.as_bytes().into()))
+            let (name, token) = split_named(t);
+            let name = name.map_or_else(|| format!("{role}-{}", i + 1), str::to_owned);
+            Ok(Secret(token.as_bytes().into(), name))
         })
         .collect()
 }
@@ -213,8 +266,8 @@ pub(super) async fn require<S: crate::Store>(
     if public(request.uri().path()) {
         return next.run(request).await;
     }
-    let role = presented(request.method(), request.headers()).and_then(|t| app.tokens.role(t));
-    let Some(role) = role else {
+    let caller = presented(request.method(), request.headers()).and_then(|t| app.tokens.caller(t));
+    let Some(caller) = caller else {
         if wants_page(&request) {
             let mut page = (
                 axum::http::StatusCode::UNAUTHORIZED,
@@ -228,11 +281,31 @@ pub(super) async fn require<S: crate::Store>(
         let had_token = request.headers().contains_key(header::AUTHORIZATION);
         return ApiError::unauthorized(had_token).into_response();
     };
-    if writes(request.method()) && role < Role::Server {
+    if writes(request.method()) && caller.role < Role::Server {
         return ApiError::forbidden().into_response();
     }
-    request.extensions_mut().insert(role);
+    request.extensions_mut().insert(caller.role);
+    request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// The extractor of the operator's routes: the caller holds an `admin` token (else
+/// 403), and is the [`Actor`] the audit log names.
+#[derive(Debug, Clone)]
+#[allow(dead_code)] // the operator's routes take it
+pub(super) struct Admin(pub(super) Actor);
+
+impl<St: Send + Sync> FromRequestParts<St> for Admin {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &St) -> Result<Self, Self::Rejection> {
+        match parts.extensions.get::<Caller>() {
+            Some(c) if c.role == Role::Admin => Actor::new(c.name.clone())
+                .map(Admin)
+                .map_err(|_| ApiError::forbidden()),
+            _ => Err(ApiError::admin_only()),
+        }
+    }
 }
 
 /// A browser navigating to the dashboard (not a script calling the API).
@@ -263,6 +336,28 @@ mod tests {
         assert_eq!(t.role(b"server-token-01234567890"), None);
         assert_eq!(t.role(b""), None);
         assert!(!format!("{t:?}").contains("token-0"));
+        let a = "admin-token-0123456789";
+        let t = t
+            .with_admin([format!("alice:{a}"), a.to_owned()])
+            .expect("valid");
+        let c = t.caller(a.as_bytes()).expect("admin");
+        assert_eq!(c.role, Role::Admin);
+        // Both entries hold the same token; the later one's name is kept.
+        assert_eq!(c.name, "admin-2");
+        let t = Tokens::new([S], [V])
+            .and_then(|t| t.with_admin([format!("alice:{a}")]))
+            .expect("valid");
+        assert_eq!(t.caller(a.as_bytes()).map(|c| c.name), Some("alice".into()));
+        assert_eq!(
+            t.caller(S.as_bytes()).map(|c| c.name),
+            Some("server-1".into())
+        );
+        assert_eq!(t.caller(b"alice:admin-token-0123456789"), None);
+        assert!(
+            Tokens::new([S], [V])
+                .and_then(|t| t.with_admin(["bad name:0123456789abcdef"]))
+                .is_err()
+        );
     }
 
     #[test]

@@ -126,6 +126,16 @@ impl ApiError {
         )
     }
 
+    /// 403 on an operator's route for a token that is not an admin's.
+    pub fn admin_only() -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "this route is the operator's: it needs an admin token \
+             (LEAGUEKIT_ADMIN_TOKENS); server and viewer tokens may not call it",
+        )
+    }
+
     /// 404.
     pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, code, message)

@@ -6,7 +6,7 @@
 //!
 //! | group | tag | keys |
 //! |---|---|---|
-//! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed) |
+//! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed), `stuck` (hash: brackets that cannot close), `audit` (zset: operator actions) |
 //! | period | `{season/pN}` | `joins` (hash tier → players joined), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` |
 //! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `proftext` (string: the cached profiles as one string for page builds, short-lived), `rq:<player>:<id>` (idempotency) |
 //! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash) |
@@ -112,6 +112,7 @@ impl Keys {
             meta: format!("{base}:meta"),
             blocked: format!("{base}:blocked"),
             stuck: format!("{base}:stuck"),
+            audit: format!("{base}:audit"),
             base,
         }
     }
@@ -181,6 +182,9 @@ pub struct SeasonKeys {
     /// Hash: `period/tier/bracket` → a bracket that cannot close (a key of the wrong
     /// type at one of its keys), retried by every rollover.
     pub stuck: String,
+    /// Sorted set: the audit log of operator actions, each entry (JSON, unique by its
+    /// id) scored by its time, unix ms by the league clock.
+    pub audit: String,
 }
 
 /// The keys of one period (one hash slot).

@@ -5,7 +5,8 @@
 //!   ceil(n / size)), a player's board entry, their league state, the store's clock;
 //! - [`RankingStore`]: score updates with their idempotency records, standings and
 //!   around-me reads, cached profiles;
-//! - [`RolloverStore`]: closing brackets and periods, outcomes, rewards and claims.
+//! - [`RolloverStore`]: closing brackets and periods, outcomes, rewards and claims;
+//! - [`AuditStore`]: the audit log of operator actions.
 //!
 //! [`Store`] is their sum, which [`crate::League`] runs on. Each method is one atomic
 //! step on one hash slot (see [`keys`]), so the Redis implementation ([`redis`]) is one
@@ -17,6 +18,7 @@
 //! season's rules beyond the numbers an operation carries (packing, time limits), and
 //! never decides anything the engine should.
 
+mod audit;
 mod blocked;
 pub mod keys;
 pub mod memory;
@@ -30,6 +32,7 @@ use std::future::Future;
 
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
+pub use audit::AuditStore;
 pub use blocked::*;
 pub use profile::ProfileChange;
 pub use types::*;
@@ -556,8 +559,8 @@ pub trait RolloverStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Vec<(String, String)>, StoreError>> + Send;
 }
 
-/// Everything a [`crate::League`] needs: the three concerns together. Implemented for
-/// every type that implements them.
-pub trait Store: LeagueStore + RankingStore + RolloverStore {}
+/// Everything a [`crate::League`] needs: the concerns together. Implemented for every
+/// type that implements them.
+pub trait Store: LeagueStore + RankingStore + RolloverStore + AuditStore {}
 
-impl<T: LeagueStore + RankingStore + RolloverStore> Store for T {}
+impl<T: LeagueStore + RankingStore + RolloverStore + AuditStore> Store for T {}

@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 use crate::clock::{Clock, SystemClock};
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PlayerKeys};
+mod audit;
 mod league;
 mod ranking;
 mod rollover;
@@ -47,6 +48,8 @@ struct Data {
     /// season key → grants that failed, by (source, player).
     blocked: HashMap<String, std::collections::BTreeMap<(String, String), BlockedGrant>>,
     stuck: HashMap<String, std::collections::BTreeMap<String, BlockedBracket>>,
+    /// season key → the audit log, ordered by (time, entry) as Redis's sorted set.
+    audit: HashMap<String, std::collections::BTreeSet<(i64, String)>>,
     periods: HashMap<String, PeriodData>,
     brackets: HashMap<String, BracketData>,
     players: HashMap<String, PlayerData>,

@@ -74,6 +74,7 @@ scripts! {
     set_profile: [clock, deadlines],
     snapshot: [clock],
     grant: [],
+    append_audit: [],
 }
 
 #[cfg(test)]

@@ -1,0 +1,45 @@
+//! The operator's side of a league: [`Operator`], what the people who run a league do
+//! to it by hand, each action appended to the audit log ([`audit`]).
+//!
+//! Reached through [`crate::League::operator`]; the CLI's operator commands and the
+//! HTTP admin routes call it.
+//!
+//! Owns: operator actions and the audit log they write. Must not: change how the
+//! league runs without them (placements, updates and rollovers are the other parts'),
+//! or build key strings itself.
+
+pub mod audit;
+
+use std::sync::Arc;
+
+pub use audit::{Actor, AuditEntry, AuditQuery};
+
+use crate::context::Context;
+use crate::ranking::Boards;
+use crate::rollover::Rollover;
+use crate::store::Store;
+
+/// A league's operator tools. Every action names the [`Actor`] who took it and is
+/// appended to the audit log.
+#[derive(Debug)]
+pub struct Operator<S: Store> {
+    ctx: Arc<Context<S>>,
+    #[allow(dead_code)]
+    boards: Arc<Boards<S>>,
+    #[allow(dead_code)]
+    rollover: Arc<Rollover<S>>,
+}
+
+impl<S: Store> Operator<S> {
+    pub(crate) fn new(
+        ctx: Arc<Context<S>>,
+        boards: Arc<Boards<S>>,
+        rollover: Arc<Rollover<S>>,
+    ) -> Self {
+        Operator {
+            ctx,
+            boards,
+            rollover,
+        }
+    }
+}
