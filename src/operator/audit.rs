@@ -215,3 +215,76 @@ impl<S: Store> Operator<S> {
         Ok(entry)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::{League, ManualClock, MemoryStore, Season};
+
+    fn league() -> (League<MemoryStore>, ManualClock) {
+        let clock = ManualClock::new(
+            DateTime::parse_from_rfc3339("2026-01-05T12:00:00Z")
+                .expect("time")
+                .with_timezone(&Utc),
+        );
+        let season = Season::load(std::path::Path::new("config/season.toml")).expect("season");
+        let store = MemoryStore::with_clock(Arc::new(clock.clone()));
+        (
+            League::with_clock(season, store, Arc::new(clock.clone())),
+            clock,
+        )
+    }
+
+    #[tokio::test]
+    async fn entries_by_player_time_and_limit() {
+        let (league, clock) = league();
+        let op = league.operator();
+        let who = Actor::new("alice").expect("actor");
+        for (player, reason) in [("p1", "first"), ("p2", "second"), ("p1", "third")] {
+            op.record(
+                &who,
+                "ban",
+                Some(player),
+                Some(reason),
+                serde_json::json!({}),
+            )
+            .await
+            .expect("record");
+            clock.advance(chrono::Duration::seconds(1));
+        }
+        let all = op.audit(&AuditQuery::default()).await.expect("all");
+        let reasons: Vec<_> = all.iter().filter_map(|e| e.reason.as_deref()).collect();
+        assert_eq!(reasons, ["first", "second", "third"]);
+        assert!(all.iter().all(|e| e.actor == "alice" && e.action == "ban"));
+        let p1 = op
+            .audit(&AuditQuery::default().player("p1"))
+            .await
+            .expect("p1");
+        assert_eq!(p1.len(), 2);
+        let since = op
+            .audit(&AuditQuery::default().since(all[1].at))
+            .await
+            .expect("since");
+        assert_eq!(since.len(), 2);
+        let one = op
+            .audit(&AuditQuery::default().limit(1))
+            .await
+            .expect("one");
+        assert_eq!(one[0].id, all[0].id);
+        assert!(matches!(
+            op.audit(&AuditQuery::default().limit(0)).await,
+            Err(Error::Input(InputError::BadLimit { .. }))
+        ));
+    }
+
+    #[test]
+    fn actors_and_reasons_are_checked() {
+        assert!(Actor::new("").is_err());
+        assert!(Actor::new("a\u{7}b").is_err());
+        assert!(check_text("reason", &"x".repeat(MAX_TEXT + 1)).is_err());
+        assert!(check_text("reason", "cheating, see ticket 12").is_ok());
+        assert!(Actor::cli().name().starts_with("cli:"));
+    }
+}

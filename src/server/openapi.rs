@@ -27,7 +27,7 @@ use super::model::{
     ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
     SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut, TopOut,
 };
-use super::routes::{boards, periods, players, scores, system};
+use super::routes::{audit, boards, periods, players, scores, system};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -72,6 +72,7 @@ use super::routes::{boards, periods, players, scores, system};
         boards::season,
         periods::periods,
         periods::export,
+        audit::audit,
         super::prometheus::render,
         system::healthz,
     ),
@@ -81,7 +82,8 @@ use super::routes::{boards, periods, players, scores, system};
         LastOut, PlayerOut, ProfileOut, RewardOut, RewardsOut, ClaimOut, TierCountOut, CountsOut,
         TallyOut, PeriodReportOut, PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine,
         RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy,
-        HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut
+        HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut,
+        audit::AuditOut, audit::AuditEntryOut
     )),
     modifiers(&Bearer, &Answers),
     tags(
@@ -90,6 +92,9 @@ use super::routes::{boards, periods, players, scores, system};
         (name = "standings", description = "Brackets, tiers and the season"),
         (name = "periods", description = "The league's time, rollover reports and exports"),
         (name = "system", description = "Health and metrics"),
+        (name = "operators", description = "The operator's tools (admin tokens only): bans, \
+                                             adjustments, re-settlements, the staging clock and \
+                                             the audit log"),
     )
 )]
 struct ApiDoc;

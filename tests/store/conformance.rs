@@ -139,6 +139,51 @@ fn input_err(e: Error) -> InputError {
     }
 }
 
+// The audit log: appends are idempotent, reads are ordered by time, and entries older
+// than the retention go at the next append.
+on_both!(audit_log_appends_once_in_order, |league, _clock| {
+    use leaguekit::store::AuditStore;
+    let season = league.keys().season();
+    let store = league.store();
+    for (at, entry) in [(3_000, "c"), (1_000, "a"), (2_000, "b"), (1_000, "a")] {
+        store
+            .append_audit(&season, at, entry, 0)
+            .await
+            .expect("append");
+    }
+    let all = store.audit_entries(&season, 0, 100).await.expect("read");
+    assert_eq!(
+        all,
+        vec![
+            (1_000, "a".into()),
+            (2_000, "b".into()),
+            (3_000, "c".into())
+        ]
+    );
+    // An entry appended again keeps its first time.
+    store
+        .append_audit(&season, 5_000, "a", 0)
+        .await
+        .expect("again");
+    assert_eq!(
+        store.audit_entries(&season, 0, 100).await.expect("read")[0],
+        (1_000, "a".into())
+    );
+    assert_eq!(
+        store.audit_entries(&season, 2_000, 1).await.expect("since"),
+        vec![(2_000, "b".into())]
+    );
+    // Retention: entries before 2,500 are dropped with the next append.
+    store
+        .append_audit(&season, 4_000, "d", 2_500)
+        .await
+        .expect("trim");
+    assert_eq!(
+        store.audit_entries(&season, 0, 100).await.expect("read"),
+        vec![(3_000, "c".into()), (4_000, "d".into())]
+    );
+});
+
 on_both!(order_score_then_time_then_id, |league, _clock| {
     // Same score reached at different times: earlier first.
     submit_at(&league, "late", 50, "2026-01-05T10:00:00Z").await;

@@ -5,7 +5,7 @@
 //! One file per command group: `check.rs`; `play.rs` (join, submit, player, profile)
 //! with `batch.rs` (submit --batch); `boards.rs` (standings, around, counts, top);
 //! `periods.rs` (rollover, run, rewards, claim, export); `simulate.rs` with `tune.rs`
-//! (simulate --tune); `serve.rs` (the HTTP API, with the `server` feature). What they
+//! (simulate --tune); `audit.rs` (the operator's audit log); `serve.rs` (the HTTP API, with the `server` feature). What they
 //! share is in `common.rs`.
 
 use std::path::PathBuf;
@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod audit;
 mod batch;
 mod boards;
 mod check;
@@ -87,6 +88,7 @@ enum Command {
     Export(periods::ExportArgs),
     Simulate(simulate::SimulateArgs),
     Profile(play::ProfileArgs),
+    Audit(audit::AuditArgs),
     #[cfg(feature = "server")]
     Serve(serve::ServeArgs),
 }
@@ -103,6 +105,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Top(args) => boards::top(&cli, season, args).await,
         Command::Player(args) => play::player(&cli, season, args).await,
         Command::Profile(args) => play::profile(&cli, season, args).await,
+        Command::Audit(args) => audit::run(&cli, season, args).await,
         Command::Rollover(args) => periods::rollover(&cli, season, args).await,
         Command::Run => periods::run_scheduler(&cli, season).await,
         Command::Rewards(args) => periods::rewards(&cli, season, args).await,

@@ -3,6 +3,7 @@
 //! Owns: the table of routes.
 //! Must not: hold handler logic.
 
+pub(super) mod audit;
 pub(super) mod boards;
 pub(super) mod periods;
 pub(super) mod players;
@@ -50,6 +51,7 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
         .route("/v1/season", get(boards::season::<S>))
         .route("/v1/periods", get(periods::periods::<S>))
         .route("/v1/periods/{period}/export", get(periods::export::<S>))
+        .route("/v1/audit", get(audit::audit::<S>))
         .route("/openapi.json", get(super::openapi::json))
         .route("/metrics", get(super::prometheus::render::<S>))
         .route("/healthz", get(system::healthz::<S>))
