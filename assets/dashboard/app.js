@@ -10,10 +10,19 @@ const state = {
   offsetMs: 0,        // league clock minus this browser's clock
   watching: null,     // {tier, bracket}
   source: null,       // EventSource of the watched bracket
-  lastRows: new Map() // player -> score, to flash changes
+  lastRows: new Map(), // player -> score, to flash changes
+  admin: false        // whether the token is an admin's (the operator's card)
 };
 
 const $ = (id) => document.getElementById(id);
+
+// The token the sign-in page keeps in the session cookie. Reads send the cookie; the
+// operator's actions are writes, which the server takes only with the token in an
+// Authorization header.
+function token() {
+  const m = document.cookie.match(/(?:^|;\s*)leaguekit_token=([^;]+)/);
+  return m ? m[1] : "";
+}
 
 function el(tag, props, ...children) {
   const e = document.createElement(tag);
@@ -46,6 +55,24 @@ async function api(path) {
     throw err;
   }
   return body;
+}
+
+// An operator's write: JSON in, JSON out, the token as a bearer token.
+async function send(path, body) {
+  const r = await fetch(path, {
+    method: "POST",
+    headers: { Accept: "application/json", "Content-Type": "application/json", Authorization: "Bearer " + token() },
+    body: JSON.stringify(body),
+    credentials: "same-origin",
+  });
+  const answer = await r.json().catch(() => null);
+  if (!r.ok) {
+    const err = new Error(answer && answer.error ? answer.error.message : r.statusText);
+    err.code = answer && answer.error ? answer.error.code : String(r.status);
+    err.status = r.status;
+    throw err;
+  }
+  return answer;
 }
 
 const fmt = new Intl.NumberFormat();
@@ -288,10 +315,134 @@ async function lookUp(player) {
     } else {
       parts.push(el("p", { class: "muted" }, "None."));
     }
+    if (state.admin) parts.push(playerActions(p));
     out.replaceChildren(...parts);
   } catch (e) {
     out.replaceChildren(el("div", { class: "warn" }, e.message));
   }
+}
+
+// ---- the operator (admin tokens) ----------------------------------------------
+
+// Whether the token is an admin's: the audit log answers only to one.
+async function loadOperator() {
+  try {
+    const audit = await api("/v1/audit?limit=1000");
+    state.admin = true;
+    $("operator").hidden = false;
+    renderAudit(audit.entries);
+    renderBans((await api("/v1/bans")).bans);
+  } catch (e) {
+    if (e.status === 403) {
+      state.admin = false;
+      $("operator").hidden = true;
+    }
+  }
+}
+
+function renderAudit(entries) {
+  const body = $("audit").querySelector("tbody");
+  const rows = [...entries].reverse().slice(0, 100).map((e) =>
+    el("tr", { title: JSON.stringify(e.details) },
+      el("td", {}, localTime(e.at)), el("td", {}, e.actor), el("td", {}, e.action),
+      el("td", {}, e.player || "–"), el("td", {}, e.reason || "")));
+  if (!rows.length) rows.push(el("tr", {}, el("td", { colspan: "5", class: "muted" }, "No operator action yet.")));
+  body.replaceChildren(...rows);
+}
+
+function renderBans(bans) {
+  const body = $("bans").querySelector("tbody");
+  const rows = bans.map((b) =>
+    el("tr", {},
+      el("td", {}, el("a", { href: "#", onclick: (ev) => { ev.preventDefault(); lookUp(b.player); } }, b.player)),
+      el("td", {}, b.until ? localTime(b.until) : "until lifted"), el("td", {}, b.reason || ""),
+      el("td", {}, b.actor || "")));
+  if (!rows.length) rows.push(el("tr", {}, el("td", { colspan: "4", class: "muted" }, "Nobody is banned.")));
+  body.replaceChildren(...rows);
+}
+
+// The staging clock: a loud banner while the season lets operators move time.
+async function loadStaging() {
+  const s = state.season;
+  if (!s || !s.clock || !s.clock.travel) return;
+  const banner = $("staging");
+  banner.hidden = false;
+  banner.textContent = `Staging clock: the league clock runs ${duration(s.clock.offset_ms)} ahead ` +
+    "of the store's (season [clock] travel = true). Never use this season in production.";
+}
+
+// What an admin may do to a looked-up player, each after a confirmation.
+function playerActions(p) {
+  const id = encodeURIComponent(p.player);
+  const what = el("select", { "aria-label": "action" },
+    el("option", { value: "ban" }, "Ban"),
+    el("option", { value: "unban" }, "Unban"),
+    el("option", { value: "adjust-by" }, "Adjust score by"),
+    el("option", { value: "adjust-set" }, "Set score to"));
+  if (p.last) what.append(el("option", { value: "resettle" }, `Re-settle period ${p.last.period} without them`));
+  const value = el("input", { type: "number", step: "1", placeholder: "amount", "aria-label": "amount" });
+  const until = el("input", { type: "datetime-local", "aria-label": "banned until (empty: until lifted)" });
+  const reason = el("input", { placeholder: "reason (required)", "aria-label": "reason", maxlength: "500" });
+  const result = el("div", { class: "result muted small", role: "status" });
+  const go = el("button", { type: "submit" }, "Apply");
+  const form = el("form", { class: "actions" }, what, value, until, reason, go, result);
+  const show = () => {
+    value.hidden = !what.value.startsWith("adjust");
+    until.hidden = what.value !== "ban";
+  };
+  what.addEventListener("change", show);
+  show();
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const why = reason.value.trim();
+    let path, body, question;
+    switch (what.value) {
+      case "ban":
+        body = { reason: why };
+        if (until.value) body.until = new Date(until.value).toISOString();
+        path = `/v1/players/${id}/ban`;
+        question = `Ban ${p.player}${body.until ? " until " + localTime(body.until) : ""}? They leave their bracket now.`;
+        break;
+      case "unban":
+        path = `/v1/players/${id}/unban`;
+        body = why ? { reason: why } : {};
+        question = `Lift ${p.player}'s ban?`;
+        break;
+      case "adjust-by":
+      case "adjust-set": {
+        const key = what.value === "adjust-by" ? "by" : "set";
+        if (value.value === "") { result.textContent = "Give an amount."; return; }
+        body = { [key]: Number(value.value), reason: why };
+        path = `/v1/players/${id}/adjust`;
+        question = key === "by"
+          ? `Change ${p.player}'s score by ${value.value}?`
+          : `Set ${p.player}'s score to ${value.value}?`;
+        break;
+      }
+      case "resettle": {
+        const l = p.last;
+        path = `/v1/periods/${l.period}/tiers/${encodeURIComponent(l.tier)}/brackets/${l.bracket}/resettle`;
+        body = { exclude: [p.player], reason: why };
+        question = `Settle period ${l.period}, ${l.tier} bracket ${l.bracket} again without ${p.player}? ` +
+          "Players below them gain what they now earn.";
+        break;
+      }
+    }
+    if (what.value !== "unban" && !why) { result.textContent = "Say why: the audit log keeps it."; return; }
+    if (!window.confirm(question)) return;
+    go.disabled = true;
+    try {
+      await send(path, body);
+      result.textContent = "Done.";
+      await Promise.all([loadOperator(), loadCounts()]);
+      lookUp(p.player);
+    } catch (e) {
+      result.textContent = e.message;
+    } finally {
+      go.disabled = false;
+    }
+  });
+  return form;
 }
 
 // ---- start -------------------------------------------------------------------
@@ -317,7 +468,8 @@ async function start() {
     $("bracket-info").textContent = e.message;
     return;
   }
-  await Promise.all([loadCounts(), loadPeriods()]);
+  await Promise.all([loadCounts(), loadPeriods(), loadOperator()]);
+  loadStaging();
   const wanted = fromHash();
   if (wanted) {
     watch(wanted.tier, wanted.bracket);
@@ -328,6 +480,7 @@ async function start() {
   setInterval(tick, 1000);
   setInterval(loadCounts, 5000);
   setInterval(loadPeriods, 5000);
+  setInterval(() => { if (state.admin) loadOperator(); }, 10000);
 }
 
 document.addEventListener("DOMContentLoaded", start);
