@@ -27,7 +27,8 @@ use super::model::{
     ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
     SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut, TopOut,
 };
-use super::routes::{boards, periods, players, scores, system};
+use super::routes::clock::{ClockIn, ClockOut};
+use super::routes::{boards, clock, periods, players, scores, system};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -72,6 +73,8 @@ use super::routes::{boards, periods, players, scores, system};
         boards::season,
         periods::periods,
         periods::export,
+        clock::clock,
+        clock::move_clock,
         super::prometheus::render,
         system::healthz,
     ),
@@ -81,7 +84,7 @@ use super::routes::{boards, periods, players, scores, system};
         LastOut, PlayerOut, ProfileOut, RewardOut, RewardsOut, ClaimOut, TierCountOut, CountsOut,
         TallyOut, PeriodReportOut, PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine,
         RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy,
-        HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut
+        HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut, ClockIn, ClockOut
     )),
     modifiers(&Bearer, &Answers),
     tags(
@@ -90,6 +93,7 @@ use super::routes::{boards, periods, players, scores, system};
         (name = "standings", description = "Brackets, tiers and the season"),
         (name = "periods", description = "The league's time, rollover reports and exports"),
         (name = "system", description = "Health and metrics"),
+        (name = "operators", description = "Operator tools (admin tokens only)"),
     )
 )]
 struct ApiDoc;
@@ -181,6 +185,8 @@ pub(super) enum ErrorCode {
     TooManyStreams,
     ShuttingDown,
     UnknownCohort,
+    ClockNotForward,
+    NoStagingClock,
 }
 
 /// `applied` (the update changed the score) or `duplicate` (its request id had been

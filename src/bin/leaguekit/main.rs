@@ -16,6 +16,7 @@ use clap::{Parser, Subcommand};
 mod batch;
 mod boards;
 mod check;
+mod clock;
 mod common;
 mod periods;
 mod play;
@@ -87,6 +88,7 @@ enum Command {
     Export(periods::ExportArgs),
     Simulate(simulate::SimulateArgs),
     Profile(play::ProfileArgs),
+    Clock(clock::ClockArgs),
     #[cfg(feature = "server")]
     Serve(serve::ServeArgs),
 }
@@ -109,6 +111,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Claim(args) => periods::claim(&cli, season, args).await,
         Command::Export(args) => periods::export(&cli, season, args).await,
         Command::Simulate(args) => simulate::run(&cli, season, args).await,
+        Command::Clock(args) => clock::run(&cli, season, args).await,
         #[cfg(feature = "server")]
         Command::Serve(args) => serve::run(&cli, season, args).await,
     }
