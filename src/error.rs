@@ -232,6 +232,27 @@ pub enum InputError {
         /// The largest allowed.
         max: u64,
     },
+    /// A move of the staging clock in a season that has none.
+    #[error(
+        "season {season:?} has no staging clock, so the league clock cannot be moved; \
+         on a staging league only, add `travel = true` under `[clock]` in the season file \
+         and restart its processes"
+    )]
+    NoStagingClock {
+        /// The season's name.
+        season: String,
+    },
+    /// A move of the staging clock that is not forward: time only moves forward.
+    #[error(
+        "the league clock only moves forward: it is {now} and {to} is not later; \
+         advance by a positive duration or set a later time"
+    )]
+    ClockNotForward {
+        /// The league clock when the move was asked.
+        now: chrono::DateTime<chrono::Utc>,
+        /// The time asked for.
+        to: chrono::DateTime<chrono::Utc>,
+    },
     /// Anything else, with its own explanation.
     #[error("{0}")]
     Other(String),

@@ -364,10 +364,10 @@ function renderBans(bans) {
 // The staging clock: a loud banner while the season lets operators move time.
 async function loadStaging() {
   const s = state.season;
-  if (!s || !s.clock || !s.clock.travel) return;
+  if (!s || !s.travel) return;
   const banner = $("staging");
   banner.hidden = false;
-  banner.textContent = `Staging clock: the league clock runs ${duration(s.clock.offset_ms)} ahead ` +
+  banner.textContent = `Staging clock: the league clock runs ${duration(s.clock_offset_ms)} ahead ` +
     "of the store's (season [clock] travel = true). Never use this season in production.";
 }
 
@@ -481,6 +481,13 @@ async function start() {
   setInterval(loadCounts, 5000);
   setInterval(loadPeriods, 5000);
   setInterval(() => { if (state.admin) loadOperator(); }, 10000);
+  // A moved staging clock changes the offset the banner shows.
+  setInterval(async () => {
+    if (state.season && state.season.travel) {
+      await loadSeason().catch(() => {});
+      loadStaging();
+    }
+  }, 5000);
 }
 
 document.addEventListener("DOMContentLoaded", start);

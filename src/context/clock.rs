@@ -2,9 +2,22 @@
 //! injected one), the allowed skew, when a period starts, stops accepting events and
 //! may close.
 //!
-//! Owns: this process's clock, whether it was injected, and the measured offset to
-//! the store's clock. Must not: write anything, or read the store other than its
-//! clock (the store is passed in to [`LeagueClock::now`], never kept).
+//! Owns: this process's clock, whether it was injected, the measured offset to the
+//! store's clock, and (with `[clock] travel = true`) the staging clock's offset as
+//! last read. Must not: write anything, or read the store other than its clock and
+//! the staging offset (the store is passed in to [`LeagueClock::now`], never kept).
+//!
+//! The staging clock: a season with `[clock] travel = true` keeps an offset in the
+//! store (the season's slot) that operators move forward; the league clock is then
+//! the store's clock (or the injected one) plus that offset. Scripts run on a
+//! bracket's or period's slot and cannot read the season's on a cluster, so this
+//! process reads the offset (at most every [`TRAVEL_REFRESH`], and at once after a
+//! time contradiction) and sends it with each operation ([`Now::Travel`]): Redis
+//! adds it to `TIME` inside the script that decides. A process that still holds the
+//! previous offset tells an earlier time, as a slow clock within the skew does: the
+//! offset only grows, a period's close is marked in the store (nothing reopens), and
+//! a write the store refuses on time grounds is stamped again with the offset read
+//! anew.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,11 +30,16 @@ use super::{duration_ms, from_millis, millis};
 use crate::clock::Clock;
 use crate::error::{Error, InputError, TimeRefusal};
 use crate::season::calendar::Period;
+use crate::store::keys::SeasonKeys;
 use crate::store::{Now, Store, TimeCheck};
 
 /// How often the offset between this process's clock and the store's is measured
 /// again. Clocks drift by well under a millisecond a minute.
 const OFFSET_REFRESH: Duration = Duration::from_secs(30);
+
+/// How often the staging clock's offset is read again (`[clock] travel = true`): a
+/// move of the clock reaches every process within about this long.
+pub const TRAVEL_REFRESH: Duration = Duration::from_secs(1);
 
 /// The clock every process of a league shares: the store's (Redis's `TIME`, the
 /// embedded store's clock), estimated here as this process's clock plus a measured
@@ -37,35 +55,82 @@ pub struct LeagueClock {
     offset: Mutex<(i64, Option<Instant>)>,
     /// `[clock] max_skew`.
     max_skew: Duration,
+    /// With `[clock] travel = true`: the season's keys, where the staging offset is.
+    travel: Option<SeasonKeys>,
+    /// The staging offset in milliseconds as last read, and when (`None`: read it
+    /// before the next decision).
+    staged: Mutex<(i64, Option<Instant>)>,
 }
 
 impl LeagueClock {
     /// A league clock on `clock` (the league clock itself when `injected`, else this
     /// process's clock, corrected to the store's), allowing `max_skew`.
-    pub(crate) fn new(clock: Arc<dyn Clock>, injected: bool, max_skew: Duration) -> Self {
+    /// With `travel` (the season's keys), the staging clock's offset is read from the
+    /// store and added.
+    pub(crate) fn new(
+        clock: Arc<dyn Clock>,
+        injected: bool,
+        max_skew: Duration,
+        travel: Option<SeasonKeys>,
+    ) -> Self {
         LeagueClock {
             clock,
             injected,
             offset: Mutex::new((0, None)),
             max_skew,
+            travel,
+            staged: Mutex::new((0, None)),
         }
     }
 
-    /// This process's clock: the league clock when injected; otherwise the local
-    /// clock, which [`LeagueClock::now`] corrects to the store's.
-    pub fn local(&self) -> &Arc<dyn Clock> {
-        &self.clock
+    /// Whether the season has a staging clock (`[clock] travel = true`).
+    pub fn travels(&self) -> bool {
+        self.travel.is_some()
     }
 
-    /// Whether the league clock is an injected clock.
-    pub fn is_injected(&self) -> bool {
-        self.injected
+    /// The staging clock's offset as last read (0 without travel).
+    pub fn staged_offset(&self) -> chrono::TimeDelta {
+        chrono::TimeDelta::milliseconds(self.staged_ms())
     }
 
-    /// The league clock's current time: the injected clock, or `store`'s clock
-    /// (asked directly when that is free, otherwise this process's clock corrected by
-    /// an offset to the store's measured every 30 s).
-    pub async fn now<S: Store>(&self, store: &S) -> Result<DateTime<Utc>, Error> {
+    fn staged_ms(&self) -> i64 {
+        if self.travel.is_none() {
+            return 0;
+        }
+        self.staged.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    /// Reads the staging offset again when it is older than [`TRAVEL_REFRESH`] (or was
+    /// dropped); nothing without travel.
+    async fn refresh_staged<S: Store>(&self, store: &S) -> Result<(), Error> {
+        let Some(keys) = &self.travel else {
+            return Ok(());
+        };
+        {
+            let s = self.staged.lock().unwrap_or_else(|e| e.into_inner());
+            if s.1.is_some_and(|at| at.elapsed() < TRAVEL_REFRESH) {
+                return Ok(());
+            }
+        }
+        let offset = store.clock_offset(keys).await?;
+        let mut s = self.staged.lock().unwrap_or_else(|e| e.into_inner());
+        // Never step back: a read that raced a newer one keeps the larger offset.
+        s.0 = s.0.max(offset);
+        s.1 = Some(Instant::now());
+        Ok(())
+    }
+
+    /// Sets the staging offset this process uses to `offset` (after moving it), if
+    /// larger.
+    pub(crate) fn staged_moved(&self, offset: i64) {
+        let mut s = self.staged.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 = s.0.max(offset);
+        s.1 = Some(Instant::now());
+    }
+
+    /// The league clock without the staging offset (the store's clock, or the
+    /// injected one).
+    pub(crate) async fn base_now<S: Store>(&self, store: &S) -> Result<DateTime<Utc>, Error> {
         if self.injected {
             return Ok(self.clock.now());
         }
@@ -88,6 +153,33 @@ impl LeagueClock {
         let offset = remote - millis(local + half);
         *self.offset.lock().unwrap_or_else(|e| e.into_inner()) = (offset, Some(Instant::now()));
         Ok(self.clock.now() + chrono::TimeDelta::milliseconds(offset))
+    }
+
+    /// This process's best guess of the league clock without asking the store: its
+    /// clock, plus the staging offset as last read (for defaults such as "the current
+    /// period" where no decision is made).
+    pub fn estimate(&self) -> DateTime<Utc> {
+        self.clock.now() + self.staged_offset()
+    }
+
+    /// This process's clock: the league clock when injected; otherwise the local
+    /// clock, which [`LeagueClock::now`] corrects to the store's.
+    pub fn local(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Whether the league clock is an injected clock.
+    pub fn is_injected(&self) -> bool {
+        self.injected
+    }
+
+    /// The league clock's current time: the injected clock, or `store`'s clock
+    /// (asked directly when that is free, otherwise this process's clock corrected by
+    /// an offset to the store's measured every 30 s); plus, with `[clock] travel =
+    /// true`, the staging offset (read again every second).
+    pub async fn now<S: Store>(&self, store: &S) -> Result<DateTime<Utc>, Error> {
+        self.refresh_staged(store).await?;
+        Ok(self.base_now(store).await? + self.staged_offset())
     }
 
     /// Whether `e` refused, on the grounds of the league clock, a write whose time
@@ -126,6 +218,7 @@ impl LeagueClock {
              stepped?): measuring the offset again"
         );
         self.offset.lock().unwrap_or_else(|e| e.into_inner()).1 = None;
+        self.staged.lock().unwrap_or_else(|e| e.into_inner()).1 = None;
     }
 
     /// Runs the batch `run` over `items`, then once more over the items this process
@@ -162,9 +255,13 @@ impl LeagueClock {
     }
 
     /// The clock argument of store operations.
+    /// With `[clock] travel = true` it carries the staging offset as last read (the
+    /// callers read the league clock first, which reads the offset again when due).
     pub(crate) fn now_arg(&self) -> Now {
         if self.injected {
-            Now::At(millis(self.clock.now()))
+            Now::At(millis(self.clock.now()) + self.staged_ms())
+        } else if self.travel.is_some() {
+            Now::Travel(self.staged_ms())
         } else {
             Now::Store
         }

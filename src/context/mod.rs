@@ -147,7 +147,8 @@ impl<S: Store> Context<S> {
         let keys = Keys::of(&season);
         let mut profile_order = season.profiles.fields.clone();
         profile_order.sort();
-        let clock = LeagueClock::new(clock, injected, season.clock.max_skew);
+        let travel = season.clock.travel.then(|| keys.season());
+        let clock = LeagueClock::new(clock, injected, season.clock.max_skew, travel);
         Context {
             profile_order,
             season: Arc::new(season),
@@ -237,7 +238,7 @@ impl<S: Store> Context<S> {
     /// The period containing `at` (default: this process's clock; see
     /// [`crate::League::now`] for the league clock).
     pub fn period_at(&self, at: Option<DateTime<Utc>>) -> Result<Period, InputError> {
-        let at = normalize_time(at.unwrap_or_else(|| self.clock.local().now()));
+        let at = normalize_time(at.unwrap_or_else(|| self.clock.estimate()));
         match self.season.calendar.period_at(at) {
             Some(p) => Ok(p),
             None if at < self.season.schedule.start => Err(InputError::BeforeSeason {
@@ -383,7 +384,7 @@ impl<S: Store> Context<S> {
                 let running = self
                     .season()
                     .calendar
-                    .period_at(self.clock.local().now())
+                    .period_at(self.clock.estimate())
                     .map_or(1, |p| p.id);
                 let back = u64::from(self.season.retention.periods).min(8) + 1;
                 let legacy: Vec<String> = (running.saturating_sub(back).max(1)..=running)

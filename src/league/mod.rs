@@ -473,4 +473,8 @@ impl<S: Store> Scheduled for League<S> {
             let _ = self.refresh_players_gauge().await;
         })
     }
+
+    fn travels(&self) -> bool {
+        self.ctx.league_clock().travels()
+    }
 }

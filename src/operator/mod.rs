@@ -9,10 +9,12 @@
 //! or build key strings itself.
 
 pub mod audit;
+mod clock;
 
 use std::sync::Arc;
 
 pub use audit::{Actor, AuditEntry, AuditQuery};
+pub use clock::ClockView;
 
 use crate::context::Context;
 use crate::ranking::Boards;

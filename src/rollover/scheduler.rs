@@ -21,6 +21,7 @@ use tokio::sync::Mutex;
 use tokio_cron_scheduler::{Job, JobScheduler, JobSchedulerError};
 use tracing::{error, info, warn};
 
+use crate::context::clock::TRAVEL_REFRESH;
 use crate::rollover::RolloverReport;
 
 /// Options of a [`Scheduler`].
@@ -97,6 +98,13 @@ pub trait Scheduled: Send + Sync + 'static {
     /// Runs after each rollover: refreshes what is reported of the league (the
     /// players-per-tier gauge).
     fn after_rollover(&self) -> BoxFuture<'_, ()>;
+
+    /// Whether the league clock is a staging clock that operators move
+    /// (`[clock] travel = true`): then the scheduler looks at the clock every
+    /// [`TRAVEL_REFRESH`] instead of sleeping until the next boundary.
+    fn travels(&self) -> bool {
+        false
+    }
 }
 
 /// Shared by the jobs of one scheduler: one rollover at a time per process.
@@ -126,15 +134,35 @@ impl<L: Scheduled> Runner<L> {
     }
 
     /// Time until the current period may close (its end plus `[clock] max_skew`, by
-    /// the league clock) plus grace.
-    async fn until_next_boundary(&self, grace: Duration) -> Duration {
+    /// the league clock) plus grace, and that instant by the league clock. With a
+    /// staging clock, at most [`TRAVEL_REFRESH`]: an operator may move the clock
+    /// past the boundary at any moment.
+    async fn until_next_boundary(&self, grace: Duration) -> (Duration, Option<DateTime<Utc>>) {
         // Without the league clock (store down), wake at the safety tick's pace.
         let now = match self.league.league_now().await {
             Ok(now) => now,
-            Err(_) => return Duration::from_secs(60),
+            Err(_) if self.league.travels() => return (TRAVEL_REFRESH, None),
+            Err(_) => return (Duration::from_secs(60), None),
         };
         let next = self.league.next_close(now);
-        (next - now).to_std().unwrap_or_default() + grace
+        let wait = (next - now).to_std().unwrap_or_default() + grace;
+        if self.league.travels() {
+            return (wait.min(TRAVEL_REFRESH), Some(next));
+        }
+        (wait, Some(next))
+    }
+
+    /// Whether a wake-up planned for `next` should run a rollover: always on a clock
+    /// that is not moved by hand; with a staging clock, once the league clock has
+    /// reached `next` (the wake-ups in between only look at the clock).
+    async fn due(&self, next: Option<DateTime<Utc>>) -> bool {
+        if !self.league.travels() {
+            return true;
+        }
+        match (next, self.league.league_now().await) {
+            (Some(next), Ok(now)) => now >= next,
+            _ => true,
+        }
     }
 }
 
@@ -144,12 +172,14 @@ fn schedule_next<L: Scheduled>(
     grace: Duration,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     Box::pin(async move {
-        let wait = runner.until_next_boundary(grace).await;
+        let (wait, next) = runner.until_next_boundary(grace).await;
         let (r, j) = (runner.clone(), jobs.clone());
         let job = Job::new_one_shot_async(wait, move |_id, _lock| {
             let (r, j) = (r.clone(), j.clone());
             Box::pin(async move {
-                if let Err(e) = r.run("boundary").await {
+                if r.due(next).await
+                    && let Err(e) = r.run("boundary").await
+                {
                     error!(error = %e, "rollover at boundary failed; the safety tick retries it");
                 }
                 schedule_next(r, j, grace).await;

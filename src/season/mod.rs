@@ -225,6 +225,16 @@ pub struct Retention {
     pub player_ttl: Duration,
 }
 
+/// Parses a duration as the season file writes them (`500ms`, `5s`, `15m`, `24h`,
+/// `3d`), from 1 ms to 100 years: for tools that take one (`leaguekit clock advance`).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    parse::parse_duration(
+        text,
+        Duration::from_millis(1),
+        Duration::from_secs(36_500 * 86_400),
+    )
+}
+
 /// `[clock]`: the league's one clock and how far game servers' clocks may stray.
 ///
 /// Whether a period has started or ended is decided by one clock that every process
@@ -244,6 +254,11 @@ pub struct ClockRules {
     /// How far an event time may be ahead of the league clock, and how long after its
     /// end a period still accepts events (default 5 s, at most 10 min).
     pub max_skew: Duration,
+    /// `travel = true`: a staging clock. The league clock is the store's clock plus an
+    /// offset kept in the store, which operators move forward (`leaguekit clock`), so
+    /// QA plays a season in minutes. Never the default: without it no offset is read
+    /// and moving the clock is refused.
+    pub travel: bool,
 }
 
 /// `[simulation]`: parameters for the designer's population simulator.
@@ -303,6 +318,7 @@ impl Default for ClockRules {
     fn default() -> Self {
         ClockRules {
             max_skew: Duration::from_secs(5),
+            travel: false,
         }
     }
 }

@@ -79,6 +79,9 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         clock.max_skew = parse_duration(s.get_ref(), Duration::ZERO, MAX_SKEW)
             .map_err(|m| src.at(s.span(), format!("clock.max_skew: {m}")))?;
     }
+    if let Some(c) = &raw.clock {
+        clock.travel = c.travel.unwrap_or(false);
+    }
     let simulation = raw.simulation.as_ref().map(|s| src.simulation(s));
     let simulation = simulation.transpose()?.unwrap_or_default();
     let tune = raw.tune.as_ref().map(|t| src.tune(t, &tiers)).transpose()?;
@@ -195,6 +198,7 @@ pub(super) struct RawRetention {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawClock {
     pub(super) max_skew: Option<Spanned<String>>,
+    pub(super) travel: Option<bool>,
 }
 
 #[derive(Deserialize)]

@@ -338,6 +338,19 @@ pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), Ser
         .await
         .map_err(|source| ServeError::Bind { addr, source })?;
     let local = listener.local_addr()?;
+    if league.season().clock.travel {
+        tracing::warn!(
+            season = %league.season().name,
+            "STAGING CLOCK: the season declares [clock] travel = true, so admins can move \
+             its league clock forward (POST /v1/clock, `leaguekit clock advance`); never \
+             use it for a live league"
+        );
+        eprintln!(
+            "leaguekit: WARNING: season {:?} has a STAGING CLOCK ([clock] travel = true); \
+             never use it for a live league",
+            league.season().name
+        );
+    }
     let league = Arc::new(league);
     let scheduler = if args.no_scheduler {
         None

@@ -531,6 +531,13 @@ pub(super) struct SeasonOut {
     pub(super) max_score: u64,
     pub(super) profile_fields: Vec<String>,
     pub(super) max_skew_ms: u64,
+    /// Whether the season has a staging clock (`[clock] travel = true`): operators move
+    /// its league clock forward (`POST /v1/clock`). Never on a live league.
+    pub(super) travel: bool,
+    /// With `travel`: milliseconds the staging clock adds to the store's clock (absent
+    /// without travel, or when the store could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) clock_offset_ms: Option<i64>,
     /// `daily`, `weekly` or a cron expression.
     pub(super) period: String,
     pub(super) timezone: String,

@@ -27,7 +27,8 @@ use super::model::{
     ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
     SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut, TopOut,
 };
-use super::routes::{audit, boards, periods, players, scores, system};
+use super::routes::clock::{ClockIn, ClockOut};
+use super::routes::{audit, boards, clock, periods, players, scores, system};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -73,6 +74,8 @@ use super::routes::{audit, boards, periods, players, scores, system};
         periods::periods,
         periods::export,
         audit::audit,
+        clock::clock,
+        clock::move_clock,
         super::prometheus::render,
         system::healthz,
     ),
@@ -83,7 +86,7 @@ use super::routes::{audit, boards, periods, players, scores, system};
         TallyOut, PeriodReportOut, PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine,
         RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy,
         HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut,
-        audit::AuditOut, audit::AuditEntryOut
+        audit::AuditOut, audit::AuditEntryOut, ClockIn, ClockOut
     )),
     modifiers(&Bearer, &Answers),
     tags(
@@ -186,6 +189,8 @@ pub(super) enum ErrorCode {
     TooManyStreams,
     ShuttingDown,
     UnknownCohort,
+    ClockNotForward,
+    NoStagingClock,
 }
 
 /// `applied` (the update changed the score) or `duplicate` (its request id had been

@@ -25,6 +25,21 @@ pub enum Now {
     /// A fixed instant (unix milliseconds) from a clock the league was built with; for
     /// tests, simulations and replays in which every process uses that same clock.
     At(i64),
+    /// The store's own clock plus this offset in milliseconds (at least 0): the staging
+    /// clock of a season with `[clock] travel = true` (see [`crate::store::ClockStore`]).
+    /// Redis reads `TIME` inside the script that decides and adds the offset.
+    Travel(i64),
+}
+
+impl Now {
+    /// The time this clock tells when the store's own clock reads `store_ms`.
+    pub fn at(self, store_ms: i64) -> i64 {
+        match self {
+            Now::At(ms) => ms,
+            Now::Travel(offset) => store_ms.saturating_add(offset.max(0)),
+            Now::Store => store_ms,
+        }
+    }
 }
 
 /// The time rules of one event (an update or a join), checked in the store's step.

@@ -466,6 +466,8 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         "GET /v1/season",
         "GET /v1/periods",
         "GET /v1/periods/{period}/export",
+        "GET /v1/clock",
+        "POST /v1/clock",
         "GET /metrics",
         "GET /healthz",
     ]

@@ -14,4 +14,5 @@ mod hardening;
 mod period_record;
 mod redis_store;
 mod score_props;
+mod staging_clock;
 mod store_props;

@@ -24,6 +24,9 @@ pub(crate) struct CheckArgs {
 }
 
 pub(crate) async fn run(cli: &crate::Cli, season: Season, args: &CheckArgs) -> Result<(), Failure> {
+    if season.clock.travel {
+        eprintln!("{}", staging_warning(&season));
+    }
     if !args.against {
         return validate(&season, args);
     }
@@ -56,6 +59,16 @@ pub(crate) async fn run(cli: &crate::Cli, season: Season, args: &CheckArgs) -> R
             edits.refused.len()
         )))
     }
+}
+
+/// The warning for a season with a staging clock, which no production league has.
+pub(crate) fn staging_warning(season: &Season) -> String {
+    format!(
+        "WARNING: season {:?} has a STAGING CLOCK ([clock] travel = true): operators can \
+         move its league clock forward (`leaguekit clock advance`), closing periods early. \
+         Never use it for a live league.",
+        season.name
+    )
 }
 
 fn validate(season: &Season, args: &CheckArgs) -> Result<(), Failure> {
@@ -95,6 +108,10 @@ fn validate(season: &Season, args: &CheckArgs) -> Result<(), Failure> {
                 "last_end": last.end.to_rfc3339(),
                 "ends_at_period_cap": capped,
                 "longest_period_ms": longest,
+            },
+            "clock": {
+                "max_skew_ms": season.clock.max_skew.as_millis() as u64,
+                "travel": season.clock.travel,
             },
         }));
     }

@@ -17,6 +17,7 @@ mod audit;
 mod batch;
 mod boards;
 mod check;
+mod clock;
 mod common;
 mod periods;
 mod play;
@@ -89,6 +90,7 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     Profile(play::ProfileArgs),
     Audit(audit::AuditArgs),
+    Clock(clock::ClockArgs),
     #[cfg(feature = "server")]
     Serve(serve::ServeArgs),
 }
@@ -112,6 +114,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Claim(args) => periods::claim(&cli, season, args).await,
         Command::Export(args) => periods::export(&cli, season, args).await,
         Command::Simulate(args) => simulate::run(&cli, season, args).await,
+        Command::Clock(args) => clock::run(&cli, season, args).await,
         #[cfg(feature = "server")]
         Command::Serve(args) => serve::run(&cli, season, args).await,
     }

@@ -251,6 +251,12 @@ pub(crate) async fn top<S: Store>(
 )]
 pub(crate) async fn season<S: Store>(State(app): State<Arc<App<S>>>) -> Json<SeasonOut> {
     let s = app.league.season();
+    let clock_offset_ms = if s.clock.travel {
+        let view = app.league.operator().clock().await;
+        view.ok().map(|v| v.offset_ms)
+    } else {
+        None
+    };
     Json(SeasonOut {
         name: s.name.clone(),
         tiers: s
@@ -277,6 +283,8 @@ pub(crate) async fn season<S: Store>(State(app): State<Arc<App<S>>>) -> Json<Sea
         max_score: s.packing.max_score(),
         profile_fields: s.profiles.fields.clone(),
         max_skew_ms: u64::try_from(s.clock.max_skew.as_millis()).unwrap_or(u64::MAX),
+        travel: s.clock.travel,
+        clock_offset_ms,
         period: s.schedule.period.as_str().to_owned(),
         timezone: s.schedule.timezone.name().to_owned(),
     })

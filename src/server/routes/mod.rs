@@ -5,6 +5,7 @@
 
 pub(super) mod audit;
 pub(super) mod boards;
+pub(super) mod clock;
 pub(super) mod periods;
 pub(super) mod players;
 pub(super) mod scores;
@@ -49,6 +50,10 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
         .route("/v1/tiers/{tier}/top", get(boards::top::<S>))
         .route("/v1/counts", get(boards::counts::<S>))
         .route("/v1/season", get(boards::season::<S>))
+        .route(
+            "/v1/clock",
+            get(clock::clock::<S>).post(clock::move_clock::<S>),
+        )
         .route("/v1/periods", get(periods::periods::<S>))
         .route("/v1/periods/{period}/export", get(periods::export::<S>))
         .route("/v1/audit", get(audit::audit::<S>))

@@ -16,6 +16,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PlayerKeys};
 mod audit;
+mod clock;
 mod league;
 mod ranking;
 mod rollover;
@@ -198,10 +199,7 @@ impl MemoryStore {
     }
 
     fn now_ms(&self, now: Now) -> i64 {
-        match now {
-            Now::At(ms) => ms,
-            Now::Store => self.clock.now().timestamp_millis(),
-        }
+        now.at(self.clock.now().timestamp_millis())
     }
 
     /// The bracket's data, created on first use; the key is cloned only then.

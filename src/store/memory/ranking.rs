@@ -78,10 +78,7 @@ impl BracketData {
                 rank: *rank,
             };
         }
-        let now_ms = match update.time.now {
-            Now::At(ms) => ms,
-            Now::Store => now.timestamp_millis(),
-        };
+        let now_ms = update.time.now.at(now.timestamp_millis());
         match update.time.judge(now_ms) {
             Ok(()) => {}
             Err(Judgement::Refused(why)) => return refused(UpdateStatus::Refused(why)),

@@ -36,6 +36,7 @@
 mod audit;
 mod bracket_scripts;
 mod bulk;
+mod clock;
 mod clocked;
 pub mod connection;
 mod failure;
@@ -511,11 +512,13 @@ fn write_error(op: &'static str, err: RedisError, wait: Duration) -> StoreError 
     }
 }
 
-/// The league clock argument of a script: empty means "read TIME".
+/// The league clock argument of a script: empty means "read TIME", "+N" "TIME plus N
+/// ms" (the staging clock), a number that time (see clock.lua).
 fn now_arg(now: Now) -> String {
     match now {
         Now::At(ms) => ms.to_string(),
-        _ => String::new(),
+        Now::Travel(offset) => format!("+{}", offset.max(0)),
+        Now::Store => String::new(),
     }
 }
 

@@ -75,6 +75,7 @@ scripts! {
     snapshot: [clock],
     grant: [],
     append_audit: [],
+    move_clock: [],
 }
 
 #[cfg(test)]

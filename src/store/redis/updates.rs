@@ -49,7 +49,9 @@ struct Shared {
     /// in-memory store refuses every update then; the script answers out of range).
     max: i128,
     span: u64,
-    store_clock: bool,
+    /// The clock's kind: `None` for a given time (the call takes the latest), else
+    /// the store's clock plus this offset (`Now::Store`: 0).
+    store_clock: Option<i64>,
     start: i64,
     closes: i64,
     skew: i64,
@@ -65,7 +67,11 @@ impl Shared {
                 -1
             },
             span: update.span,
-            store_clock: !matches!(update.time.now, Now::At(_)),
+            store_clock: match update.time.now {
+                Now::At(_) => None,
+                Now::Travel(offset) => Some(offset),
+                _ => Some(0),
+            },
             start: update.time.start_ms,
             closes: update.time.closes_ms,
             skew: update.time.skew_ms,
@@ -102,8 +108,9 @@ fn update_call(items: &[Item<'_, '_>]) -> ScriptInvocation<'static> {
     inv.arg(shared.mode)
         .arg(shared.max.to_string())
         .arg(shared.span)
-        .arg(match clock {
-            Some(ms) if !shared.store_clock => ms.to_string(),
+        .arg(match (shared.store_clock, clock) {
+            (None, Some(ms)) => ms.to_string(),
+            (Some(offset), _) if offset != 0 => super::now_arg(Now::Travel(offset)),
             _ => String::new(),
         })
         .arg(shared.start)

@@ -16,13 +16,19 @@ local function server_time()
 end
 
 -- clock_ms(given): the league clock in unix milliseconds: `given` (an argument,
--- unix ms) unless it is "", else this server's.
+-- unix ms) unless it is "" or "+N"; else this server's, plus N ms for "+N" (the
+-- staging clock of a season with [clock] travel = true: the offset is kept in the
+-- season's slot, which a script on a bracket's or period's slot cannot read on a
+-- cluster, so the caller reads it and sends it).
 local function clock_ms(given)
-  if given ~= '' then
+  local offset = 0
+  if string.sub(given, 1, 1) == '+' then
+    offset = tonumber(string.sub(given, 2))
+  elseif given ~= '' then
     return tonumber(given)
   end
   local s, us = server_time()
-  return s * 1000 + math.floor(us / 1000)
+  return s * 1000 + math.floor(us / 1000) + offset
 end
 
 -- clock_s(given, s): the league clock in unix seconds, by which records' deadlines
