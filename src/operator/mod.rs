@@ -9,10 +9,12 @@
 //! or build key strings itself.
 
 pub mod audit;
+pub mod bans;
 
 use std::sync::Arc;
 
 pub use audit::{Actor, AuditEntry, AuditQuery};
+pub use bans::Ban;
 
 use crate::context::Context;
 use crate::ranking::Boards;

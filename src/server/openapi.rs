@@ -27,7 +27,8 @@ use super::model::{
     ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
     SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut, TopOut,
 };
-use super::routes::{boards, periods, players, scores, system};
+use super::routes::bans::{BanIn, BanOut, BansOut, UnbanIn, UnbanOut};
+use super::routes::{bans, boards, periods, players, scores, system};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -72,6 +73,9 @@ use super::routes::{boards, periods, players, scores, system};
         boards::season,
         periods::periods,
         periods::export,
+        bans::ban,
+        bans::unban,
+        bans::bans,
         super::prometheus::render,
         system::healthz,
     ),
@@ -81,7 +85,8 @@ use super::routes::{boards, periods, players, scores, system};
         LastOut, PlayerOut, ProfileOut, RewardOut, RewardsOut, ClaimOut, TierCountOut, CountsOut,
         TallyOut, PeriodReportOut, PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine,
         RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy,
-        HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut
+        HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut, BanIn, UnbanIn,
+        BanOut, UnbanOut, BansOut
     )),
     modifiers(&Bearer, &Answers),
     tags(
@@ -90,6 +95,7 @@ use super::routes::{boards, periods, players, scores, system};
         (name = "standings", description = "Brackets, tiers and the season"),
         (name = "periods", description = "The league's time, rollover reports and exports"),
         (name = "system", description = "Health and metrics"),
+        (name = "operators", description = "Operator actions, for admin tokens: bans"),
     )
 )]
 struct ApiDoc;
@@ -154,12 +160,15 @@ pub(super) enum ErrorCode {
     ProfileTooLarge,
     BadBracket,
     BadLimit,
+    BanInPast,
     BadRequest,
     Unauthorized,
     Forbidden,
+    Banned,
     NotFound,
     UnknownTier,
     UnknownPeriod,
+    UnknownPlayer,
     NotPlaced,
     Expired,
     MethodNotAllowed,

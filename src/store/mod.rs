@@ -6,7 +6,8 @@
 //! - [`RankingStore`]: score updates with their idempotency records, standings and
 //!   around-me reads, cached profiles;
 //! - [`RolloverStore`]: closing brackets and periods, outcomes, rewards and claims;
-//! - [`AuditStore`]: the audit log of operator actions.
+//! - [`AuditStore`]: the audit log of operator actions;
+//! - [`BanStore`]: bans' records and markers.
 //!
 //! [`Store`] is their sum, which [`crate::League`] runs on. Each method is one atomic
 //! step on one hash slot (see [`keys`]), so the Redis implementation ([`redis`]) is one
@@ -19,6 +20,7 @@
 //! never decides anything the engine should.
 
 mod audit;
+mod bans;
 mod blocked;
 pub mod keys;
 pub mod memory;
@@ -33,6 +35,7 @@ use std::future::Future;
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 pub use audit::AuditStore;
+pub use bans::{BanStore, BracketBan, PeriodBan, ban_field};
 pub use blocked::*;
 pub use profile::ProfileChange;
 pub use types::*;
@@ -561,6 +564,6 @@ pub trait RolloverStore: Send + Sync + 'static {
 
 /// Everything a [`crate::League`] needs: the concerns together. Implemented for every
 /// type that implements them.
-pub trait Store: LeagueStore + RankingStore + RolloverStore + AuditStore {}
+pub trait Store: LeagueStore + RankingStore + RolloverStore + AuditStore + BanStore {}
 
-impl<T: LeagueStore + RankingStore + RolloverStore + AuditStore> Store for T {}
+impl<T: LeagueStore + RankingStore + RolloverStore + AuditStore + BanStore> Store for T {}

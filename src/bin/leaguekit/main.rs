@@ -5,7 +5,7 @@
 //! One file per command group: `check.rs`; `play.rs` (join, submit, player, profile)
 //! with `batch.rs` (submit --batch); `boards.rs` (standings, around, counts, top);
 //! `periods.rs` (rollover, run, rewards, claim, export); `simulate.rs` with `tune.rs`
-//! (simulate --tune); `serve.rs` (the HTTP API, with the `server` feature). What they
+//! (simulate --tune); `bans.rs` (ban, unban, bans); `serve.rs` (the HTTP API, with the `server` feature). What they
 //! share is in `common.rs`.
 
 use std::path::PathBuf;
@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bans;
 mod batch;
 mod boards;
 mod check;
@@ -87,6 +88,10 @@ enum Command {
     Export(periods::ExportArgs),
     Simulate(simulate::SimulateArgs),
     Profile(play::ProfileArgs),
+    Ban(bans::BanArgs),
+    Unban(bans::UnbanArgs),
+    /// List the bans that hold now.
+    Bans,
     #[cfg(feature = "server")]
     Serve(serve::ServeArgs),
 }
@@ -109,6 +114,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Claim(args) => periods::claim(&cli, season, args).await,
         Command::Export(args) => periods::export(&cli, season, args).await,
         Command::Simulate(args) => simulate::run(&cli, season, args).await,
+        Command::Ban(args) => bans::ban(&cli, season, args).await,
+        Command::Unban(args) => bans::unban(&cli, season, args).await,
+        Command::Bans => bans::list(&cli, season).await,
         #[cfg(feature = "server")]
         Command::Serve(args) => serve::run(&cli, season, args).await,
     }

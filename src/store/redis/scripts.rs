@@ -75,6 +75,9 @@ scripts! {
     snapshot: [clock],
     grant: [],
     append_audit: [],
+    ban_period: [],
+    ban_bracket: [],
+    unmark_ban: [],
 }
 
 #[cfg(test)]

@@ -12,7 +12,9 @@
 -- given, so they get the same brackets as one call each would have given them.
 --
 -- KEYS[1]  period joins hash:  tier -> players joined so far (the bracket counter)
--- KEYS[2]  period meta hash:   field "closing" refuses new joins
+-- KEYS[2]  period meta hash:   field "closing" refuses new joins; field
+--          "ban:<player>" ("since|until", ms, until "" for none) refuses the player's
+--          placement until then (written by ban_period.lua)
 -- KEYS[2+i] player i's assign bucket of the period (hash: player -> "tier:bracket";
 --          one of 16,384 in the period's slot, see src/store/keys.rs)
 -- ARGV[1]  the league clock, unix ms; "" to read this server's clock (TIME)
@@ -33,7 +35,8 @@
 --
 -- Reply: one per player, in order (all strings), or {"malformed", what} for the call:
 --   "new:tier:bracket" | "existing:tier:bracket" (one string) | {"closed"}
---   | {"future", ms ahead, now} | {"not_yet", ms to wait} | {"malformed", what}
+--   | {"future", ms ahead, now} | {"not_yet", ms to wait} | {"banned", until ms or ""}
+--   | {"malformed", what}
 
 local now = clock_ms(ARGV[1])
 local start, closes, skew = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -85,6 +88,17 @@ for i = 1, n do
         elseif full == '' or bracket ~= full then
           reply[i] = {'existing', was, bracket}
           placed_now[player] = i
+        end
+      end
+      if not reply[i] and not placed then
+        -- A player the ban step found unplaced holds a marker "since|until" in the
+        -- period's meta: refused until its end (none: "").
+        local marker = redis.call('HGET', KEYS[2], 'ban:' .. player)
+        if marker then
+          local untl = string.match(marker, '|(%d*)$')
+          if untl == nil or untl == '' or tonumber(untl) > now then
+            reply[i] = {'banned', untl or ''}
+          end
         end
       end
       if not reply[i] then
