@@ -185,7 +185,9 @@ pub enum InputError {
     },
     /// An operator action named a player the league has no record of (never joined, or
     /// their records have expired). Nothing was written.
-    #[error("player {player:?} is unknown to the league (never joined, or their records have expired); check the id")]
+    #[error(
+        "player {player:?} is unknown to the league (never joined, or their records have expired); check the id"
+    )]
     UnknownPlayer {
         /// The player.
         player: String,

@@ -58,7 +58,9 @@ impl Ban {
         format!(
             "{}|{}",
             millis(self.since),
-            self.until.map(|u| millis(u).to_string()).unwrap_or_default()
+            self.until
+                .map(|u| millis(u).to_string())
+                .unwrap_or_default()
         )
     }
 
@@ -73,8 +75,9 @@ impl Ban {
 
     /// A stored record read back.
     pub(crate) fn parse(text: &str) -> Result<Ban, StoreError> {
-        serde_json::from_str(text)
-            .map_err(|e| StoreError::Protocol(format!("ban record {text:?} is not leaguekit's: {e}")))
+        serde_json::from_str(text).map_err(|e| {
+            StoreError::Protocol(format!("ban record {text:?} is not leaguekit's: {e}"))
+        })
     }
 }
 
@@ -178,7 +181,11 @@ impl<S: Store> Operator<S> {
         }
         let store = self.ctx.store();
         let pkeys = self.ctx.keys().player(player);
-        let ban = store.ban(&pkeys).await?.map(|t| Ban::parse(&t)).transpose()?;
+        let ban = store
+            .ban(&pkeys)
+            .await?
+            .map(|t| Ban::parse(&t))
+            .transpose()?;
         let state = store.player_state(&pkeys).await?;
         if ban.is_none() && state.is_none() {
             return Err(InputError::UnknownPlayer {

@@ -57,8 +57,10 @@ pub trait BanStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
 
     /// Deletes the player's ban record. Idempotent.
-    fn clear_ban(&self, player_keys: &PlayerKeys)
-    -> impl Future<Output = Result<(), StoreError>> + Send;
+    fn clear_ban(
+        &self,
+        player_keys: &PlayerKeys,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Sets (`Some(record)`) or deletes (`None`) the player's entry in the season's
     /// index of bans. Idempotent.

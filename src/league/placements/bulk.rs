@@ -16,8 +16,8 @@ use chrono::{DateTime, Utc};
 use futures::StreamExt;
 
 use crate::error::{Error, StoreError};
-use crate::season::calendar::Period;
 use crate::operator::bans::holding;
+use crate::season::calendar::Period;
 use crate::store::{BoardEntry, Entered, JoinRequest, PlayerState, StateWrite, Store};
 
 use super::Placements;
@@ -135,6 +135,13 @@ impl<S: Store> Placements<S> {
                     cohort: item.options.cohort.as_deref(),
                 })
             })();
+            let checked = match checked {
+                Ok(want) => self
+                    .check_cached_join(want.player, want.period.id)
+                    .await
+                    .map(|()| want),
+                Err(e) => Err(e),
+            };
             match checked {
                 Ok(want) => {
                     results.push(None);
@@ -398,7 +405,10 @@ impl<S: Store> Placements<S> {
             match entered {
                 Ok(Entered::Ok) => on_board.push(((g, state), recorded)),
                 Ok(_) => later.push(g.want),
-                Err(e) => results[g.want] = Some(Err(self.join_error(e, want.player, &want.period, want.at))),
+                Err(e) => {
+                    results[g.want] =
+                        Some(Err(self.join_error(e, want.player, &want.period, want.at)))
+                }
             }
         }
 

@@ -216,6 +216,7 @@ impl<S: Store> Placements<S> {
         let at = normalize_time(options.at.unwrap_or(now));
         let period = self.ctx.period_at(Some(at))?;
         self.ctx.check_time(&period, at, now, false)?;
+        self.check_cached_join(player, period.id).await?;
         let (placed, welcome) = self
             .place(player, &period, at, now, options.cohort.as_deref())
             .await
@@ -411,13 +412,47 @@ impl<S: Store> Placements<S> {
         self.refuse_if_banned(player, now).await?;
         self.ctx
             .store()
-            .unmark_ban(&self.period_keys(period), Some(bracket), player, Some(marker))
+            .unmark_ban(
+                &self.period_keys(period),
+                Some(bracket),
+                player,
+                Some(marker),
+            )
             .await?;
         Ok(())
     }
 
+    /// A join this process would answer from its cache (it placed the player before)
+    /// first checks that the player is still on their board: one who is not (banned
+    /// since, or unbanned and joining again, or lost by the store) is forgotten, and
+    /// the join takes the full path, which refuses a ban that holds and puts anyone
+    /// else back on the board.
+    pub(crate) async fn check_cached_join(
+        &self,
+        player: &str,
+        period: PeriodId,
+    ) -> Result<(), Error> {
+        let Some(placed) = self.cached(player, period) else {
+            return Ok(());
+        };
+        if self
+            .ctx
+            .store()
+            .entry(placed.keys(), player)
+            .await?
+            .is_none()
+        {
+            self.forget(player);
+        }
+        Ok(())
+    }
+
     /// Refuses with [`InputError::Banned`] if the player's ban record holds at `now`.
-    pub(crate) async fn refuse_if_banned(&self, player: &str, now: DateTime<Utc>) -> Result<(), Error> {
+    pub(crate) async fn refuse_if_banned(
+        &self,
+        player: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), Error> {
         let record = self
             .ctx
             .store()

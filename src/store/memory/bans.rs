@@ -8,9 +8,7 @@ use crate::store::{BanStore, BracketBan, PeriodBan, ban_field};
 
 impl BanStore for MemoryStore {
     async fn set_ban(&self, player_keys: &PlayerKeys, record: &str) -> Result<(), StoreError> {
-        self.data()
-            .bans
-            .insert(player_keys.id(), record.to_owned());
+        self.data().bans.insert(player_keys.id(), record.to_owned());
         Ok(())
     }
 

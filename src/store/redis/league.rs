@@ -379,7 +379,9 @@ pub(super) fn parse_enter(
             Ok(match text(item, "enter answer")? {
                 "ok" => Ok(Entered::Ok),
                 "full" => Ok(Entered::Full),
-                banned if banned.starts_with("banned|") => Ok(Entered::Banned(banned[7..].to_owned())),
+                banned if banned.starts_with("banned|") => {
+                    Ok(Entered::Banned(banned[7..].to_owned()))
+                }
                 "closed" => Err(StoreError::PeriodClosed),
                 other => return Err(protocol(format!("unknown enter answer {other:?}"))),
             })
