@@ -383,8 +383,15 @@ on_every_store!(
             assert_eq!(view.rank, None, "round {i}: {view:?}");
             assert!(banned(league.join(&player, None).await).is_none());
         }
-        for (p, _, _) in board(&league, 2).await {
-            panic!("{p} is on the board though banned");
+        for tier in ["bronze", "silver"] {
+            let page = league
+                .standings(tier, 1, Some(2), 0, 100)
+                .await
+                .expect("standings");
+            assert!(
+                page.entries.is_empty(),
+                "banned players on {tier}: {page:?}"
+            );
         }
     }
 );
