@@ -662,6 +662,7 @@ mod tests {
             bulk("3:bronze:7"),
             bulk("4|{\"name\":\"a\"}"),
             bulk("1900000000"),
+            bulk("{\"player\":\"p1\"}"),
             bulk("2/bronze/1"),
             bulk("p|gems:100"),
             // A command refused for the second player.
@@ -675,6 +676,7 @@ mod tests {
             bulk(""),
             bulk(""),
             bulk(""),
+            bulk(""),
         ]);
         let mut answers = parse_snapshots(reply, 4).expect("four answers").into_iter();
         let first = answers.next().expect("first").expect("first parsed");
@@ -682,6 +684,7 @@ mod tests {
         assert_eq!(first.profile.1, 4);
         assert_eq!(first.profile_deadline, Some(1_900_000_000));
         assert_eq!(first.rewards.len(), 1);
+        assert_eq!(first.ban.as_deref(), Some("{\"player\":\"p1\"}"));
         assert!(matches!(
             answers.next(),
             Some(Err(StoreError::Backend { .. }))
@@ -689,15 +692,30 @@ mod tests {
         assert!(matches!(answers.next(), Some(Err(StoreError::Protocol(_)))));
         let last = answers.next().and_then(Result::ok).expect("new player");
         assert!(last.state.is_none() && last.rewards.is_empty() && last.profile_deadline.is_none());
+        assert_eq!(last.ban, None);
 
         // A reply that ends inside an answer, or holds a different number of answers
         // than players, or an odd number of reward strings, is refused whole.
-        let cut = Value::Array(vec![Value::Int(2), bulk(""), bulk(""), bulk(""), bulk("s")]);
+        let cut = Value::Array(vec![
+            Value::Int(2),
+            bulk(""),
+            bulk(""),
+            bulk(""),
+            bulk(""),
+            bulk("s"),
+        ]);
         assert!(parse_snapshots(cut, 1).is_err());
-        let one = Value::Array(vec![Value::Int(0), bulk(""), bulk(""), bulk("")]);
+        let one = Value::Array(vec![Value::Int(0), bulk(""), bulk(""), bulk(""), bulk("")]);
         assert!(parse_snapshots(one.clone(), 2).is_err());
         assert_eq!(parse_snapshots(one, 1).map(|a| a.len()).ok(), Some(1));
-        let odd = Value::Array(vec![Value::Int(1), bulk(""), bulk(""), bulk(""), bulk("s")]);
+        let odd = Value::Array(vec![
+            Value::Int(1),
+            bulk(""),
+            bulk(""),
+            bulk(""),
+            bulk(""),
+            bulk("s"),
+        ]);
         assert!(parse_snapshots(odd, 1).is_err());
     }
 }
