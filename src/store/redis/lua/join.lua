@@ -49,6 +49,9 @@ if n > 1 and full ~= '' then
   return {'malformed', 'a join past a full bracket must be the only join of its call'}
 end
 local closing
+-- The period meta's fields read with the closing mark: marks[i + 1] is player i's ban
+-- marker (false: none).
+local marks
 -- A player listed twice gets the first listing's placement again, as a second call
 -- would: placed_now maps a player to the first listing, again lists the repeats.
 local placed_now = {}
@@ -69,7 +72,13 @@ for i = 1, n do
     reply[i] = {'closed'}
   else
     if closing == nil then
-      closing = redis.call('HEXISTS', KEYS[2], 'closing') == 1
+      -- The closing mark and every player's ban marker (ban_period.lua), in one read.
+      local fields = {'closing'}
+      for j = 1, n do
+        fields[j + 1] = 'ban:' .. ARGV[7 + 3 * (j - 1) + 1]
+      end
+      marks = redis.call('HMGET', KEYS[2], unpack(fields))
+      closing = marks[1] ~= false
     end
     if closing then
       reply[i] = {'closed'}
@@ -93,7 +102,7 @@ for i = 1, n do
       if not reply[i] and not placed then
         -- A player the ban step found unplaced holds a marker "since|until" in the
         -- period's meta: refused until its end (none: "").
-        local marker = redis.call('HGET', KEYS[2], 'ban:' .. player)
+        local marker = marks[i + 1]
         if marker then
           local untl = string.match(marker, '|(%d*)$')
           if untl == nil or untl == '' or tonumber(untl) > now then
