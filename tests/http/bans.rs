@@ -6,7 +6,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::common;
-use crate::serving::{self, ADMIN, SERVER, Served, Start, VIEWER};
+use crate::serving::{self, ADMIN, ADMIN_ENTRY, SERVER, Served, Start, VIEWER};
 
 async fn call(
     http: &reqwest::Client,
@@ -32,7 +32,11 @@ async fn call(
 #[tokio::test]
 async fn bans_are_for_admins_and_audited() {
     let config = serving::open_season("http_bans");
-    let served = Start::new(config.path()).spawn();
+    let served = Start {
+        admin_tokens: Some(ADMIN_ENTRY),
+        ..Start::new(config.path())
+    }
+    .spawn();
     let http = reqwest::Client::new();
     let c = |m: Method, p: &'static str, t: &'static str, b: Option<Value>| {
         let (http, served) = (&http, &served);

@@ -466,6 +466,9 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         "GET /v1/season",
         "GET /v1/periods",
         "GET /v1/periods/{period}/export",
+        "POST /v1/players/{player}/ban",
+        "POST /v1/players/{player}/unban",
+        "GET /v1/bans",
         "GET /metrics",
         "GET /healthz",
     ]

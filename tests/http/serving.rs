@@ -18,9 +18,11 @@ use super::common;
 pub const SERVER: &str = "server-token-for-tests-0001";
 /// A `viewer` token of the test servers.
 pub const VIEWER: &str = "viewer-token-for-tests-0001";
-/// The `admin` token of the test servers, named `ops` (`LEAGUEKIT_ADMIN_TOKENS`
-/// entry `ops:<token>`).
+/// An `admin` token, named `ops`: a test server has it with
+/// `admin_tokens: Some(ADMIN_ENTRY)` (none by default).
 pub const ADMIN: &str = "admin-token-for-tests-0001";
+/// The `LEAGUEKIT_ADMIN_TOKENS` entry of [`ADMIN`].
+pub const ADMIN_ENTRY: &str = "ops:admin-token-for-tests-0001";
 
 /// An RFC 3339 time in whole seconds.
 pub fn rfc(t: DateTime<Utc>) -> String {
@@ -104,7 +106,7 @@ impl<'a> Start<'a> {
             redis: common::redis_url(),
             server_tokens: Some(SERVER),
             viewer_tokens: Some(VIEWER),
-            admin_tokens: Some("ops:admin-token-for-tests-0001"),
+            admin_tokens: None,
             args: vec!["--no-scheduler"],
             log: "warn",
         }
