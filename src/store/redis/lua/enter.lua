@@ -26,7 +26,8 @@
 --
 -- Reply: one of "ok" | "closed" | "full" | "banned|<marker>" per player, in order.
 -- Players are entered in order, so when the board fills up within a call, the later
--- ones are "full". A player listed twice is entered once (both answered "ok"), the newer profile kept.
+-- ones are "full". A player listed twice is entered once (both answered "ok"), the
+-- newer profile kept.
 
 local n = (#ARGV - 2) / 3
 local reply = {}
