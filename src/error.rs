@@ -170,6 +170,38 @@ pub enum InputError {
         /// The later period the player is placed in.
         later: u64,
     },
+    /// The player is banned from the league: their joins and score updates are
+    /// refused until the ban ends or an operator lifts it. Nothing was written.
+    #[error(
+        "player {player:?} is banned {}; an operator can lift the ban with `leaguekit unban` \
+         (or POST /v1/players/{{player}}/unban)",
+        match until { Some(t) => format!("until {}", t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)), None => "with no end".to_owned() }
+    )]
+    Banned {
+        /// The player.
+        player: String,
+        /// When the ban ends, by the league clock; `None` if it does not.
+        until: Option<DateTime<Utc>>,
+    },
+    /// An operator action named a player the league has no record of (never joined, or
+    /// their records have expired). Nothing was written.
+    #[error(
+        "player {player:?} is unknown to the league (never joined, or their records have expired); check the id"
+    )]
+    UnknownPlayer {
+        /// The player.
+        player: String,
+    },
+    /// A ban whose end is not after now by the league clock. Nothing was written.
+    #[error(
+        "the ban's end {until} is not after now ({now}, league clock); give a later time, or none for a ban without end"
+    )]
+    BanInPast {
+        /// The end asked for.
+        until: DateTime<Utc>,
+        /// The league clock's now.
+        now: DateTime<Utc>,
+    },
     /// The player is not placed in a bracket this period and the season needs an explicit join.
     #[error(
         "player {player:?} has not joined period {period}; call join first (the season uses join = \"explicit\")"
@@ -315,6 +347,14 @@ pub enum StoreError {
     /// The period is being closed or is closed; nothing was written.
     #[error("period is closed")]
     PeriodClosed,
+    /// The period holds a ban marker of the player that has not ended by the store's
+    /// clock (`until_ms`, unix ms; `None`: no end): the join was refused, nothing
+    /// written.
+    #[error("the player is banned")]
+    Banned {
+        /// When the ban ends, unix ms by the league clock; `None` if it does not.
+        until_ms: Option<i64>,
+    },
     /// The operation's time is ahead of the store's clock: the event by more than the
     /// allowed skew (`ahead_ms`), or a period has not started or may not be closed yet
     /// (`wait_ms`). Nothing was written.

@@ -82,7 +82,8 @@ async fn submit_one<S: Store>(
 }
 
 /// Forgets the player's placement and places them again (after an update found
-/// them missing from the board they were placed on).
+/// them missing from the board they were placed on), unless they are banned
+/// ([`InputError::Banned`]).
 async fn replace<S: Store>(
     places: &Placements<S>,
     player: &str,
@@ -90,6 +91,9 @@ async fn replace<S: Store>(
     now: DateTime<Utc>,
 ) -> Result<(Arc<Placed>, Option<Welcome>), Error> {
     places.forget(player);
+    // A banned player was taken off the board: the ban record, read only on this rare
+    // path, says so.
+    places.refuse_if_banned(player, now).await?;
     tracing::warn!(
         player,
         period = item.period().id,

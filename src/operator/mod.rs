@@ -9,11 +9,13 @@
 //! or build key strings itself.
 
 pub mod audit;
+pub mod bans;
 mod clock;
 
 use std::sync::Arc;
 
 pub use audit::{Actor, AuditEntry, AuditQuery};
+pub use bans::Ban;
 pub use clock::ClockView;
 
 use crate::context::Context;

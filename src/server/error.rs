@@ -2,10 +2,11 @@
 //!
 //! | status | codes | when |
 //! |---|---|---|
-//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `clock_not_forward`, `bad_request` | bad input; nothing was written |
+//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `clock_not_forward`, `ban_in_past`, `bad_request` | bad input; nothing was written |
 //! | 401 | `unauthorized` | no token, or a token the server does not know |
 //! | 403 | `forbidden` | a `viewer` token on a write |
-//! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `not_placed`, `expired` | nothing there |
+//! | 403 | `banned` | a join or score of a banned player |
+//! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `unknown_player`, `not_placed`, `expired` | nothing there |
 //! | 405 | `method_not_allowed` | a known path with another method |
 //! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `no_staging_clock` | the league's state refuses it; nothing was written |
 //! | 409 | `not_started`, `still_closing` | the same, but only for a moment: with `Retry-After` (seconds) and `retry_after_ms` |
@@ -224,6 +225,9 @@ fn input_status(e: &InputError) -> (StatusCode, &'static str) {
         I::PlacedLater { .. } => (StatusCode::CONFLICT, "placed_later"),
         I::NoStagingClock { .. } => (StatusCode::CONFLICT, "no_staging_clock"),
         I::ClockNotForward { .. } => (bad, "clock_not_forward"),
+        I::Banned { .. } => (StatusCode::FORBIDDEN, "banned"),
+        I::UnknownPlayer { .. } => (StatusCode::NOT_FOUND, "unknown_player"),
+        I::BanInPast { .. } => (bad, "ban_in_past"),
         _ => (bad, "bad_request"),
     }
 }

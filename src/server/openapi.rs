@@ -27,8 +27,9 @@ use super::model::{
     ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
     SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut, TopOut,
 };
+use super::routes::bans::{BanIn, BanOut, BansOut, UnbanIn, UnbanOut};
 use super::routes::clock::{ClockIn, ClockOut};
-use super::routes::{audit, boards, clock, periods, players, scores, system};
+use super::routes::{audit, bans, boards, clock, periods, players, scores, system};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -76,6 +77,9 @@ use super::routes::{audit, boards, clock, periods, players, scores, system};
         audit::audit,
         clock::clock,
         clock::move_clock,
+        bans::ban,
+        bans::unban,
+        bans::bans,
         super::prometheus::render,
         system::healthz,
     ),
@@ -86,7 +90,8 @@ use super::routes::{audit, boards, clock, periods, players, scores, system};
         TallyOut, PeriodReportOut, PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine,
         RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy,
         HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut,
-        audit::AuditOut, audit::AuditEntryOut, ClockIn, ClockOut
+        audit::AuditOut, audit::AuditEntryOut, ClockIn, ClockOut, BanIn, UnbanIn, BanOut,
+        UnbanOut, BansOut
     )),
     modifiers(&Bearer, &Answers),
     tags(
@@ -162,12 +167,15 @@ pub(super) enum ErrorCode {
     ProfileTooLarge,
     BadBracket,
     BadLimit,
+    BanInPast,
     BadRequest,
     Unauthorized,
     Forbidden,
+    Banned,
     NotFound,
     UnknownTier,
     UnknownPeriod,
+    UnknownPlayer,
     NotPlaced,
     Expired,
     MethodNotAllowed,

@@ -6,10 +6,10 @@
 //!
 //! | group | tag | keys |
 //! |---|---|---|
-//! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed), `stuck` (hash: brackets that cannot close), `audit` (zset: operator actions) |
-//! | period | `{season/pN}` | `joins` (hash tier → players joined), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` |
-//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `proftext` (string: the cached profiles as one string for page builds, short-lived), `rq:<player>:<id>` (idempotency) |
-//! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash) |
+//! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed), `stuck` (hash: brackets that cannot close), `audit` (zset: operator actions), `bans` (hash: player → ban record, an index for listing) |
+//! | period | `{season/pN}` | `joins` (hash tier → players joined), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` (with `ban:<player>` markers) |
+//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash, with `ban:<player>` markers), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `proftext` (string: the cached profiles as one string for page builds, short-lived), `rq:<player>:<id>` (idempotency) |
+//! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash), `ban` (hash: player → ban record) |
 //!
 //! **Buckets** (key layout [`LAYOUT`]). A player's small records live many players to
 //! a key, so that each key stays a compact listpack: a player belongs to player bucket
@@ -113,6 +113,7 @@ impl Keys {
             blocked: format!("{base}:blocked"),
             stuck: format!("{base}:stuck"),
             audit: format!("{base}:audit"),
+            bans: format!("{base}:bans"),
             base,
         }
     }
@@ -185,6 +186,9 @@ pub struct SeasonKeys {
     /// Sorted set: the audit log of operator actions, each entry (JSON, unique by its
     /// id) scored by its time, unix ms by the league clock.
     pub audit: String,
+    /// Hash: player → their ban record (JSON): an index of the season's bans for
+    /// listing; the player's own record ([`PlayerKeys::ban`]) decides.
+    pub bans: String,
 }
 
 /// The keys of one period (one hash slot).
@@ -301,6 +305,12 @@ impl PlayerKeys {
         format!("{}:claims:{}", self.base, escape(&self.player))
     }
 
+    /// Hash: player id → ban record (JSON) of the bucket's banned players. Kept
+    /// without expiry: a ban outlives the player's other records until it is lifted.
+    pub fn ban(&self) -> String {
+        format!("{}:ban", self.base)
+    }
+
     /// A name unique to the player in the season (for stores that keep players apart).
     pub fn id(&self) -> String {
         format!("{}:u:{}", self.base, escape(&self.player))
@@ -330,6 +340,7 @@ mod tests {
             assert_eq!(hash_tag(&p.profile()), hash_tag(&p.state()));
             assert_eq!(hash_tag(&p.rewards()), hash_tag(&p.state()));
             assert_eq!(hash_tag(&p.claims()), hash_tag(&p.state()));
+            assert_eq!(hash_tag(&p.ban()), hash_tag(&p.state()));
             assert!(p.rewards().ends_with(&escape(id)));
             assert!(!escape(id).contains(['{', '}', ':', ' ', '/']));
             let period = k.period(3);

@@ -8,6 +8,7 @@
 //! - [`RolloverStore`]: closing brackets and periods, outcomes, rewards and claims;
 //! - [`AuditStore`]: the audit log of operator actions;
 //! - [`ClockStore`]: the staging clock's offset (`[clock] travel = true`).
+//! - [`BanStore`]: bans' records and markers.
 //!
 //! [`Store`] is their sum, which [`crate::League`] runs on. Each method is one atomic
 //! step on one hash slot (see [`keys`]), so the Redis implementation ([`redis`]) is one
@@ -20,6 +21,7 @@
 //! never decides anything the engine should.
 
 mod audit;
+mod bans;
 mod blocked;
 mod clock;
 pub mod keys;
@@ -35,6 +37,7 @@ use std::future::Future;
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 pub use audit::AuditStore;
+pub use bans::{BanStore, BracketBan, PeriodBan, ban_field};
 pub use blocked::*;
 pub use clock::ClockStore;
 pub use profile::ProfileChange;
@@ -564,6 +567,12 @@ pub trait RolloverStore: Send + Sync + 'static {
 
 /// Everything a [`crate::League`] needs: the concerns together. Implemented for every
 /// type that implements them.
-pub trait Store: LeagueStore + RankingStore + RolloverStore + AuditStore + ClockStore {}
+pub trait Store:
+    LeagueStore + RankingStore + RolloverStore + AuditStore + ClockStore + BanStore
+{
+}
 
-impl<T: LeagueStore + RankingStore + RolloverStore + AuditStore + ClockStore> Store for T {}
+impl<T> Store for T where
+    T: LeagueStore + RankingStore + RolloverStore + AuditStore + ClockStore + BanStore
+{
+}

@@ -308,13 +308,16 @@ impl<'a> StateWrite<'a> {
 }
 
 /// What [`LeagueStore::enter`](crate::store::LeagueStore::enter) did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Entered {
     /// The player is on the board (now or already).
     Ok,
     /// The board already holds `size` other players; the player was not added.
     Full,
+    /// The bracket holds a ban marker of the player (see
+    /// [`BanStore`](crate::store::BanStore)), given here: the player was not added.
+    Banned(String),
 }
 
 /// Where a join put a player.
@@ -647,4 +650,6 @@ pub struct PlayerSnapshot {
     /// without a live profile, or from a store whose state writes take no such hint
     /// (the embedded store). A hint for [`StateWrite::profile_lives_until`].
     pub profile_deadline: Option<u64>,
+    /// Their ban record (JSON), if one is stored, ended or not.
+    pub ban: Option<String>,
 }

@@ -555,3 +555,47 @@ fn cohorts_on_the_command_line() {
         "unknown cohort",
     );
 }
+
+#[test]
+fn ban_unban_and_bans_on_the_command_line() {
+    let cli = Cli::new("clibans");
+    cli.json(&["submit", "ana", "40"]);
+    cli.json(&["submit", "bo", "10"]);
+    // Bad input: typed errors on stderr, nothing written.
+    cli.fails(
+        &["ban", "ghost", "--reason", "x"],
+        2,
+        "unknown to the league",
+    );
+    cli.fails(
+        &[
+            "ban",
+            "ana",
+            "--reason",
+            "x",
+            "--until",
+            "2020-01-01T00:00:00Z",
+        ],
+        2,
+        "not after now",
+    );
+    cli.fails(&["ban", "ana", "--reason", ""], 2, "reason is empty");
+    assert_eq!(cli.json(&["bans"]), serde_json::json!({"bans": []}));
+
+    let until = rfc(now() + chrono::Duration::hours(2));
+    let ban = cli.json(&["ban", "ana", "--reason", "aimbot", "--until", &until]);
+    assert_eq!(keys(&ban), ["actor", "player", "reason", "since", "until"]);
+    assert!(ban["actor"].as_str().is_some_and(|a| a.starts_with("cli:")));
+    let bans = cli.json(&["bans"]);
+    assert_eq!(bans["bans"][0]["player"], "ana");
+    // Off the board, and refused.
+    let page = cli.json(&["standings", "bronze", "1"]);
+    assert_eq!(page["entries"].as_array().map(Vec::len), Some(1), "{page}");
+    cli.fails(&["submit", "ana", "1"], 2, "is banned until");
+    cli.fails(&["join", "ana"], 2, "leaguekit unban");
+
+    let lifted = cli.json(&["unban", "ana", "--reason", "appeal"]);
+    assert_eq!(lifted["lifted"]["reason"], "aimbot");
+    assert_eq!(cli.json(&["submit", "ana", "2"])["score"], 2);
+    assert_eq!(cli.json(&["bans"]), serde_json::json!({"bans": []}));
+}

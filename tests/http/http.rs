@@ -468,6 +468,10 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         "GET /v1/periods/{period}/export",
         "GET /v1/clock",
         "POST /v1/clock",
+        "POST /v1/players/{player}/ban",
+        "POST /v1/players/{player}/unban",
+        "GET /v1/bans",
+        "GET /v1/audit",
         "GET /metrics",
         "GET /healthz",
     ]

@@ -8,6 +8,7 @@
 mod common;
 mod serving;
 
+mod bans;
 mod browser;
 mod http;
 mod parity;

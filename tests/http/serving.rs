@@ -18,6 +18,11 @@ use super::common;
 pub const SERVER: &str = "server-token-for-tests-0001";
 /// A `viewer` token of the test servers.
 pub const VIEWER: &str = "viewer-token-for-tests-0001";
+/// An `admin` token, named `ops`: a test server has it with
+/// `admin_tokens: Some(ADMIN_ENTRY)` (none by default).
+pub const ADMIN: &str = "admin-token-for-tests-0001";
+/// The `LEAGUEKIT_ADMIN_TOKENS` entry of [`ADMIN`].
+pub const ADMIN_ENTRY: &str = "ops:admin-token-for-tests-0001";
 
 /// An RFC 3339 time in whole seconds.
 pub fn rfc(t: DateTime<Utc>) -> String {
@@ -89,6 +94,7 @@ pub struct Start<'a> {
     pub redis: String,
     pub server_tokens: Option<&'a str>,
     pub viewer_tokens: Option<&'a str>,
+    pub admin_tokens: Option<&'a str>,
     pub args: Vec<&'a str>,
     pub log: &'a str,
 }
@@ -100,6 +106,7 @@ impl<'a> Start<'a> {
             redis: common::redis_url(),
             server_tokens: Some(SERVER),
             viewer_tokens: Some(VIEWER),
+            admin_tokens: None,
             args: vec!["--no-scheduler"],
             log: "warn",
         }
@@ -115,6 +122,7 @@ impl<'a> Start<'a> {
             .args(&self.args)
             .env_remove("LEAGUEKIT_SERVER_TOKENS")
             .env_remove("LEAGUEKIT_VIEWER_TOKENS")
+            .env_remove("LEAGUEKIT_ADMIN_TOKENS")
             .env_remove("LEAGUEKIT_CONFIG")
             .env_remove("LEAGUEKIT_REDIS")
             .env("LEAGUEKIT_LOG", self.log)
@@ -126,6 +134,9 @@ impl<'a> Start<'a> {
         }
         if let Some(t) = self.viewer_tokens {
             c.env("LEAGUEKIT_VIEWER_TOKENS", t);
+        }
+        if let Some(t) = self.admin_tokens {
+            c.env("LEAGUEKIT_ADMIN_TOKENS", t);
         }
         c
     }

@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bans;
 mod cluster_faults;
 mod conformance;
 mod hardening;

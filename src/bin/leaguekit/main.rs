@@ -6,6 +6,7 @@
 //! with `batch.rs` (submit --batch); `boards.rs` (standings, around, counts, top);
 //! `periods.rs` (rollover, run, rewards, claim, export); `simulate.rs` with `tune.rs`
 //! (simulate --tune); `audit.rs` (the operator's audit log); `serve.rs` (the HTTP API, with the `server` feature). What they
+//! (simulate --tune); `bans.rs` (ban, unban, bans); `serve.rs` (the HTTP API, with the `server` feature). What they
 //! share is in `common.rs`.
 
 use std::path::PathBuf;
@@ -14,6 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod audit;
+mod bans;
 mod batch;
 mod boards;
 mod check;
@@ -91,6 +93,10 @@ enum Command {
     Profile(play::ProfileArgs),
     Audit(audit::AuditArgs),
     Clock(clock::ClockArgs),
+    Ban(bans::BanArgs),
+    Unban(bans::UnbanArgs),
+    /// List the bans that hold now.
+    Bans,
     #[cfg(feature = "server")]
     Serve(serve::ServeArgs),
 }
@@ -115,6 +121,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Export(args) => periods::export(&cli, season, args).await,
         Command::Simulate(args) => simulate::run(&cli, season, args).await,
         Command::Clock(args) => clock::run(&cli, season, args).await,
+        Command::Ban(args) => bans::ban(&cli, season, args).await,
+        Command::Unban(args) => bans::unban(&cli, season, args).await,
+        Command::Bans => bans::list(&cli, season).await,
         #[cfg(feature = "server")]
         Command::Serve(args) => serve::run(&cli, season, args).await,
     }

@@ -16,6 +16,7 @@ use chrono::{DateTime, Utc};
 use futures::StreamExt;
 
 use crate::error::{Error, StoreError};
+use crate::operator::bans::holding;
 use crate::season::calendar::Period;
 use crate::store::{BoardEntry, Entered, JoinRequest, PlayerState, StateWrite, Store};
 
@@ -134,6 +135,13 @@ impl<S: Store> Placements<S> {
                     cohort: item.options.cohort.as_deref(),
                 })
             })();
+            let checked = match checked {
+                Ok(want) => self
+                    .check_cached_join(want.player, want.period.id)
+                    .await
+                    .map(|()| want),
+                Err(e) => Err(e),
+            };
             match checked {
                 Ok(want) => {
                     results.push(None);
@@ -214,6 +222,9 @@ impl<S: Store> Placements<S> {
         for ((w, keys), snapshot) in going.into_iter().zip(keys).zip(snapshots) {
             let snapshot = snapshot.map_err(Error::from).and_then(|snapshot| {
                 let want = &wants[w];
+                if let Some(ban) = holding(snapshot.ban.as_deref(), now)? {
+                    return Err(ban.refusal());
+                }
                 self.check_not_placed_later(want.player, snapshot.state.as_ref(), want.period.id)
                     .map(|()| snapshot)
             });
@@ -314,7 +325,7 @@ impl<S: Store> Placements<S> {
                     Ok(j) => ready[k].joined = Some(j),
                     Err(e) => {
                         results[ready[k].want] =
-                            Some(Err(self.join_error(e, &want.period, want.at)))
+                            Some(Err(self.join_error(e, want.player, &want.period, want.at)))
                     }
                 }
             }
@@ -394,7 +405,10 @@ impl<S: Store> Placements<S> {
             match entered {
                 Ok(Entered::Ok) => on_board.push(((g, state), recorded)),
                 Ok(_) => later.push(g.want),
-                Err(e) => results[g.want] = Some(Err(self.join_error(e, &want.period, want.at))),
+                Err(e) => {
+                    results[g.want] =
+                        Some(Err(self.join_error(e, want.player, &want.period, want.at)))
+                }
             }
         }
 

@@ -10,6 +10,7 @@ use serde::Serialize;
 use tracing::instrument;
 
 use crate::error::{Error, InputError, StoreError};
+use crate::operator::bans::holding;
 use crate::rollover::outcome::{LastOutcome, Outcome, RewardGrant};
 use crate::season::JoinPolicy;
 use crate::season::calendar::{Period, PeriodId};
@@ -215,6 +216,7 @@ impl<S: Store> Placements<S> {
         let at = normalize_time(options.at.unwrap_or(now));
         let period = self.ctx.period_at(Some(at))?;
         self.ctx.check_time(&period, at, now, false)?;
+        self.check_cached_join(player, period.id).await?;
         let (placed, welcome) = self
             .place(player, &period, at, now, options.cohort.as_deref())
             .await
@@ -233,8 +235,19 @@ impl<S: Store> Placements<S> {
     }
 
     /// The error of a refused join.
-    pub(crate) fn join_error(&self, e: StoreError, period: &Period, at: DateTime<Utc>) -> Error {
+    pub(crate) fn join_error(
+        &self,
+        e: StoreError,
+        player: &str,
+        period: &Period,
+        at: DateTime<Utc>,
+    ) -> Error {
         match e {
+            StoreError::Banned { until_ms } => InputError::Banned {
+                player: player.to_owned(),
+                until: until_ms.map(crate::context::from_millis),
+            }
+            .into(),
             StoreError::PeriodClosed => InputError::PeriodClosed { period: period.id }.into(),
             StoreError::Time(why) => self.ctx.time_error(why, period, at),
             other => other.into(),
@@ -260,6 +273,9 @@ impl<S: Store> Placements<S> {
         let pkeys = self.ctx.keys().player(player);
         // State, profile and pending rewards in one round trip (one slot).
         let snapshot = self.ctx.store().player_snapshot(&pkeys).await?;
+        if let Some(ban) = holding(snapshot.ban.as_deref(), now)? {
+            return Err(ban.refusal());
+        }
         let state = snapshot.state;
         self.check_not_placed_later(player, state.as_ref(), period.id)?;
         let profile = self
@@ -294,7 +310,7 @@ impl<S: Store> Placements<S> {
                 .store()
                 .join(&self.period_keys(period.id), &request)
                 .await
-                .map_err(|e| self.join_error(e, period, at))?;
+                .map_err(|e| self.join_error(e, player, period, at))?;
             let placed = self.placed(period.id, &joined.tier, joined.bracket);
             // The board entry (the bracket's slot) and the state record (the player's)
             // go together: one round trip for both. A bracket found full (lost data)
@@ -322,8 +338,16 @@ impl<S: Store> Placements<S> {
                         .saturating_sub(u64::from(self.ctx.season().retention.periods) + 1),
                 ),
             );
-            match entered.map_err(|e| self.join_error(e, period, at))? {
+            match entered.map_err(|e| self.join_error(e, player, period, at))? {
                 Entered::Ok => {}
+                Entered::Banned(marker) => {
+                    // The bracket's marker is a hint: the record decides. A ban that
+                    // ended or was lifted leaves its marker, deleted here (only if no
+                    // newer ban replaced it) before the entry is tried again.
+                    self.lift_marker(player, period.id, placed.keys(), &marker, now)
+                        .await?;
+                    continue;
+                }
                 _ => {
                     tracing::warn!(
                         player,
@@ -373,6 +397,71 @@ impl<S: Store> Placements<S> {
             period.id
         ))
         .into())
+    }
+
+    /// After the board entry found a ban marker: refused if the player's ban holds
+    /// at `now`, else the marker is deleted (only if it is still `marker`).
+    pub(crate) async fn lift_marker(
+        &self,
+        player: &str,
+        period: PeriodId,
+        bracket: &crate::store::keys::BracketKeys,
+        marker: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), Error> {
+        self.refuse_if_banned(player, now).await?;
+        self.ctx
+            .store()
+            .unmark_ban(
+                &self.period_keys(period),
+                Some(bracket),
+                player,
+                Some(marker),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// A join this process would answer from its cache (it placed the player before)
+    /// first checks that the player is still on their board: one who is not (banned
+    /// since, or unbanned and joining again, or lost by the store) is forgotten, and
+    /// the join takes the full path, which refuses a ban that holds and puts anyone
+    /// else back on the board.
+    pub(crate) async fn check_cached_join(
+        &self,
+        player: &str,
+        period: PeriodId,
+    ) -> Result<(), Error> {
+        let Some(placed) = self.cached(player, period) else {
+            return Ok(());
+        };
+        if self
+            .ctx
+            .store()
+            .entry(placed.keys(), player)
+            .await?
+            .is_none()
+        {
+            self.forget(player);
+        }
+        Ok(())
+    }
+
+    /// Refuses with [`InputError::Banned`] if the player's ban record holds at `now`.
+    pub(crate) async fn refuse_if_banned(
+        &self,
+        player: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), Error> {
+        let record = self
+            .ctx
+            .store()
+            .ban(&self.ctx.keys().player(player))
+            .await?;
+        match holding(record.as_deref(), now)? {
+            Some(ban) => Err(ban.refusal()),
+            None => Ok(()),
+        }
     }
 
     /// Where `player` is in the period, placing them if the season joins on first score.

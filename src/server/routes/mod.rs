@@ -4,6 +4,7 @@
 //! Must not: hold handler logic.
 
 pub(super) mod audit;
+pub(super) mod bans;
 pub(super) mod boards;
 pub(super) mod clock;
 pub(super) mod periods;
@@ -47,6 +48,9 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
             "/v1/tiers/{tier}/brackets/{bracket}/events",
             get(boards::events::<S>),
         )
+        .route("/v1/players/{player}/ban", post(bans::ban::<S>))
+        .route("/v1/players/{player}/unban", post(bans::unban::<S>))
+        .route("/v1/bans", get(bans::bans::<S>))
         .route("/v1/tiers/{tier}/top", get(boards::top::<S>))
         .route("/v1/counts", get(boards::counts::<S>))
         .route("/v1/season", get(boards::season::<S>))

@@ -31,7 +31,8 @@ use crate::store::{ProfileChange, Store};
     responses(
         (status = 200, body = PlacementOut),
         (status = 400, description = "Bad id, time or cohort (invalid_player, invalid_time, before_season, outside_calendar, future_time, unknown_cohort, invalid_json)", body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, description = "forbidden (a viewer token), or banned: the player is banned (the message says until when)", body = ErrorBody),
         (status = 409, description = "period_closed, not_started, still_closing (with Retry-After)", body = ErrorBody),
         (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
         (status = 503, description = "store_unreachable (nothing was written; Retry-After), store_unavailable, or unknown (send the join again)", body = ErrorBody),

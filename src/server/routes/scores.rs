@@ -53,7 +53,8 @@ fn options(
     responses(
         (status = 200, body = SubmissionOut),
         (status = 400, description = "invalid_player, invalid_request_id, score_out_of_range, invalid_time, future_time, before_season, outside_calendar, unknown_cohort, invalid_json", body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, description = "forbidden (a viewer token), or banned: the player is banned (the message says until when)", body = ErrorBody),
         (status = 409, description = "period_closed, not_joined; not_started and still_closing with Retry-After", body = ErrorBody),
         (status = 413, body = ErrorBody),
         (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),

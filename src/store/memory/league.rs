@@ -5,6 +5,11 @@ use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys};
 use crate::store::*;
 
+/// The end of a ban marker `since_ms|until_ms` (`None`: no end, or unreadable).
+fn marker_until(marker: &str) -> Option<i64> {
+    marker.rsplit_once('|').and_then(|(_, u)| u.parse().ok())
+}
+
 impl LeagueStore for MemoryStore {
     async fn now(&self) -> Result<i64, StoreError> {
         Ok(self.clock.now().timestamp_millis())
@@ -54,6 +59,15 @@ impl LeagueStore for MemoryStore {
                 }
             }
         }
+        // A player the ban step found unplaced holds a marker here: refused until the
+        // ban's end (as join.lua).
+        if let Some(marker) = p.meta.get(&ban_field(request.player)) {
+            let until = marker_until(marker);
+            let now = self.now_ms(request.time.now);
+            if until.is_none_or(|u| u > now) {
+                return Err(StoreError::Banned { until_ms: until });
+            }
+        }
         let tier = match p.assign.get(request.player) {
             // A reassignment keeps the tier the player was placed in.
             Some((tier, _)) => tier.clone(),
@@ -95,6 +109,9 @@ impl LeagueStore for MemoryStore {
         let b = Self::bracket(&mut data, bracket);
         if b.meta.contains_key("closed") {
             return Err(StoreError::PeriodClosed);
+        }
+        if let Some(marker) = b.meta.get(&ban_field(player)) {
+            return Ok(Entered::Banned(marker.clone()));
         }
         if !b.scores.contains_key(player) {
             if b.scores.len() >= size as usize {
@@ -156,6 +173,7 @@ impl LeagueStore for MemoryStore {
             // A hint for state writes, which here take none (a player's records
             // share one expiry): not looked up.
             profile_deadline: None,
+            ban: BanStore::ban(self, player_keys).await?,
         })
     }
 

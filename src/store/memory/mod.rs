@@ -16,6 +16,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PlayerKeys};
 mod audit;
+mod bans;
 mod clock;
 mod league;
 mod ranking;
@@ -51,6 +52,11 @@ struct Data {
     stuck: HashMap<String, std::collections::BTreeMap<String, BlockedBracket>>,
     /// season key → the audit log, ordered by (time, entry) as Redis's sorted set.
     audit: HashMap<String, std::collections::BTreeSet<(i64, String)>>,
+    /// player id key ([`PlayerKeys::id`]) → ban record: kept apart from the player's
+    /// other records, which expire (Redis: a bucket hash without expiry).
+    bans: HashMap<String, String>,
+    /// season key → the index of bans, player → record.
+    ban_index: HashMap<String, std::collections::BTreeMap<String, String>>,
     periods: HashMap<String, PeriodData>,
     brackets: HashMap<String, BracketData>,
     players: HashMap<String, PlayerData>,

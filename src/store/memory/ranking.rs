@@ -38,6 +38,17 @@ impl BracketData {
         self.scores.insert(id, packed);
     }
 
+    /// Removes the player from the board (the others' ranks close up); whether they
+    /// were on it.
+    pub(super) fn take(&mut self, player: &str) -> bool {
+        let Some(packed) = self.scores.remove(player) else {
+            return false;
+        };
+        let at = self.position(player, packed);
+        self.order.remove(at);
+        true
+    }
+
     pub(super) fn page(&self, offset: u64, limit: u64) -> Page {
         let entries = self
             .order

@@ -23,7 +23,7 @@ use crate::store::*;
 /// the call's arguments and its time on the server small.
 const ENTER_AT_ONCE: usize = 128;
 
-/// Players read by one snapshot.lua call on the bulk path (three keys and one argument
+/// Players read by one snapshot.lua call on the bulk path (four keys and one argument
 /// a player).
 const SNAPSHOTS_AT_ONCE: usize = 64;
 

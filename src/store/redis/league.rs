@@ -307,6 +307,7 @@ fn parse_one_join(reply: Value) -> Result<Joined, StoreError> {
         "new" => placed(true),
         "existing" => placed(false),
         "closed" => Err(StoreError::PeriodClosed),
+        "banned" => Err(super::bans::join_banned(&items)?),
         "malformed" => Err(protocol(format!(
             "join found data it did not write: {}",
             items
@@ -378,6 +379,9 @@ pub(super) fn parse_enter(
             Ok(match text(item, "enter answer")? {
                 "ok" => Ok(Entered::Ok),
                 "full" => Ok(Entered::Full),
+                banned if banned.starts_with("banned|") => {
+                    Ok(Entered::Banned(banned[7..].to_owned()))
+                }
                 "closed" => Err(StoreError::PeriodClosed),
                 other => return Err(protocol(format!("unknown enter answer {other:?}"))),
             })
@@ -476,7 +480,10 @@ pub(super) fn parse_record_states(
 pub(super) fn snapshot_invocation(players: &[&PlayerKeys], now: &str) -> ScriptInvocation<'static> {
     let mut inv = SCRIPTS.snapshot.prepare_invoke();
     for k in players {
-        inv.key(k.state()).key(k.profile()).key(k.rewards());
+        inv.key(k.state())
+            .key(k.profile())
+            .key(k.rewards())
+            .key(k.ban());
     }
     inv.arg(now);
     for k in players {
@@ -496,8 +503,8 @@ pub(super) fn parse_snapshots(
     while let Some(head) = items.next() {
         out.push(match head {
             Value::ServerError(e) => Err(super::failure::backend(e.into())),
-            // The number of reward strings, after the state, the profile and the
-            // profile's deadline.
+            // The number of reward strings, after the state, the profile, the
+            // profile's deadline and the ban record.
             Value::Int(rewards) => {
                 let count = usize::try_from(rewards)
                     .ok()
@@ -505,8 +512,8 @@ pub(super) fn parse_snapshots(
                     .ok_or_else(|| {
                         protocol(format!("player snapshot: {rewards} reward strings"))
                     })?;
-                let fields: Vec<Value> = items.by_ref().take(3 + count).collect();
-                if fields.len() != 3 + count {
+                let fields: Vec<Value> = items.by_ref().take(4 + count).collect();
+                if fields.len() != 4 + count {
                     return Err(protocol("player snapshot: the reply ends inside an answer"));
                 }
                 parse_snapshot(fields)
@@ -545,17 +552,18 @@ fn one<T>(mut answers: Vec<Result<T, StoreError>>) -> Result<T, StoreError> {
         .unwrap_or_else(|| Err(protocol("a call for one item got no answer")))
 }
 
-/// One player's snapshot: state, profile, profile deadline, then the rewards' source
+/// One player's snapshot: state, profile, profile deadline, ban record, then the rewards' source
 /// and value pairs.
 fn parse_snapshot(mut fields: Vec<Value>) -> Result<PlayerSnapshot, StoreError> {
-    let rewards = Value::Array(fields.split_off(3.min(fields.len())));
-    let [state, profile, deadline] = fields.as_slice() else {
-        return Err(protocol("player snapshot: fewer than 3 fields"));
+    let rewards = Value::Array(fields.split_off(4.min(fields.len())));
+    let [state, profile, deadline, ban] = fields.as_slice() else {
+        return Err(protocol("player snapshot: fewer than 4 fields"));
     };
-    let (state, profile, deadline) = (
+    let (state, profile, deadline, ban) = (
         text(state, "state record")?,
         text(profile, "profile record")?,
         text(deadline, "profile deadline")?,
+        text(ban, "ban record")?,
     );
     let profile_deadline = match deadline {
         "" => None,
@@ -569,6 +577,7 @@ fn parse_snapshot(mut fields: Vec<Value>) -> Result<PlayerSnapshot, StoreError> 
         profile: parse_profile(profile)?,
         rewards: super::rollover::parse_rewards(rewards)?,
         profile_deadline,
+        ban: (!ban.is_empty()).then(|| ban.to_owned()),
     })
 }
 
@@ -653,6 +662,7 @@ mod tests {
             bulk("3:bronze:7"),
             bulk("4|{\"name\":\"a\"}"),
             bulk("1900000000"),
+            bulk("{\"player\":\"p1\"}"),
             bulk("2/bronze/1"),
             bulk("p|gems:100"),
             // A command refused for the second player.
@@ -666,6 +676,7 @@ mod tests {
             bulk(""),
             bulk(""),
             bulk(""),
+            bulk(""),
         ]);
         let mut answers = parse_snapshots(reply, 4).expect("four answers").into_iter();
         let first = answers.next().expect("first").expect("first parsed");
@@ -673,6 +684,7 @@ mod tests {
         assert_eq!(first.profile.1, 4);
         assert_eq!(first.profile_deadline, Some(1_900_000_000));
         assert_eq!(first.rewards.len(), 1);
+        assert_eq!(first.ban.as_deref(), Some("{\"player\":\"p1\"}"));
         assert!(matches!(
             answers.next(),
             Some(Err(StoreError::Backend { .. }))
@@ -680,15 +692,30 @@ mod tests {
         assert!(matches!(answers.next(), Some(Err(StoreError::Protocol(_)))));
         let last = answers.next().and_then(Result::ok).expect("new player");
         assert!(last.state.is_none() && last.rewards.is_empty() && last.profile_deadline.is_none());
+        assert_eq!(last.ban, None);
 
         // A reply that ends inside an answer, or holds a different number of answers
         // than players, or an odd number of reward strings, is refused whole.
-        let cut = Value::Array(vec![Value::Int(2), bulk(""), bulk(""), bulk(""), bulk("s")]);
+        let cut = Value::Array(vec![
+            Value::Int(2),
+            bulk(""),
+            bulk(""),
+            bulk(""),
+            bulk(""),
+            bulk("s"),
+        ]);
         assert!(parse_snapshots(cut, 1).is_err());
-        let one = Value::Array(vec![Value::Int(0), bulk(""), bulk(""), bulk("")]);
+        let one = Value::Array(vec![Value::Int(0), bulk(""), bulk(""), bulk(""), bulk("")]);
         assert!(parse_snapshots(one.clone(), 2).is_err());
         assert_eq!(parse_snapshots(one, 1).map(|a| a.len()).ok(), Some(1));
-        let odd = Value::Array(vec![Value::Int(1), bulk(""), bulk(""), bulk(""), bulk("s")]);
+        let odd = Value::Array(vec![
+            Value::Int(1),
+            bulk(""),
+            bulk(""),
+            bulk(""),
+            bulk(""),
+            bulk("s"),
+        ]);
         assert!(parse_snapshots(odd, 1).is_err());
     }
 }

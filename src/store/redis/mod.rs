@@ -34,6 +34,7 @@
 //! read back is checked to be an integer in range before it is trusted.
 
 mod audit;
+mod bans;
 mod bracket_scripts;
 mod bulk;
 mod clock;

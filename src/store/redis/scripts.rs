@@ -76,6 +76,9 @@ scripts! {
     grant: [],
     append_audit: [],
     move_clock: [],
+    ban_period: [],
+    ban_bracket: [],
+    unmark_ban: [],
 }
 
 #[cfg(test)]

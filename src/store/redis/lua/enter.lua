@@ -12,7 +12,7 @@
 -- KEYS[1]  bracket board (zset: player -> minus the packed score)
 -- KEYS[2]  bracket profile cache (hash: player -> "version json")
 -- KEYS[3]  bracket meta (hash: field "closed" marks a closed bracket, "paged" that
---          the page cache may hold pages)
+--          the page cache may hold pages, "ban:<player>" a banned player's marker)
 -- KEYS[4]  bracket page cache (see standings.lua): deleted when the board or the
 --          profile cache changes
 -- KEYS[5]  the bracket's profiles as one string (see open_page.lua): deleted, with
@@ -24,13 +24,18 @@
 -- ARGV[3..] one triple per player: player id, profile version, profile JSON (both ""
 --          when the player's profile is not to be cached)
 --
--- Reply: one of "ok" | "closed" | "full" per player, in order. Players are entered in
--- order, so when the board fills up within a call, the later ones are "full". A
--- player listed twice is entered once (both answered "ok"), the newer profile kept.
+-- Reply: one of "ok" | "closed" | "full" | "banned|<marker>" per player, in order.
+-- Players are entered in order, so when the board fills up within a call, the later
+-- ones are "full". A player listed twice is entered once (both answered "ok"), the
+-- newer profile kept.
 
 local n = (#ARGV - 2) / 3
 local reply = {}
-local meta = redis.call('HMGET', KEYS[3], 'closed', 'paged', 'texted')
+local fields = {'closed', 'paged', 'texted'}
+for i = 1, n do
+  fields[3 + i] = 'ban:' .. ARGV[3 * i]
+end
+local meta = redis.call('HMGET', KEYS[3], unpack(fields))
 if meta[1] then
   for i = 1, n do
     reply[i] = 'closed'
@@ -52,7 +57,11 @@ local on_board = {}
 local add = {}
 for i = 1, n do
   local player = players[i]
-  if scores[i] or on_board[player] then
+  if meta[3 + i] then
+    -- A ban marker (ban_bracket.lua): never put back on the board; the engine asks the
+    -- ban record whether the ban still holds.
+    reply[i] = 'banned|' .. meta[3 + i]
+  elseif scores[i] or on_board[player] then
     on_board[player] = true
     reply[i] = 'ok'
   elseif card >= size then

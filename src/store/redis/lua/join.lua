@@ -12,7 +12,9 @@
 -- given, so they get the same brackets as one call each would have given them.
 --
 -- KEYS[1]  period joins hash:  tier -> players joined so far (the bracket counter)
--- KEYS[2]  period meta hash:   field "closing" refuses new joins
+-- KEYS[2]  period meta hash:   field "closing" refuses new joins; field
+--          "ban:<player>" ("since|until", ms, until "" for none) refuses the player's
+--          placement until then (written by ban_period.lua)
 -- KEYS[2+i] player i's assign bucket of the period (hash: player -> "tier:bracket";
 --          one of 16,384 in the period's slot, see src/store/keys.rs)
 -- ARGV[1]  the league clock, unix ms; "" to read this server's clock (TIME)
@@ -33,7 +35,8 @@
 --
 -- Reply: one per player, in order (all strings), or {"malformed", what} for the call:
 --   "new:tier:bracket" | "existing:tier:bracket" (one string) | {"closed"}
---   | {"future", ms ahead, now} | {"not_yet", ms to wait} | {"malformed", what}
+--   | {"future", ms ahead, now} | {"not_yet", ms to wait} | {"banned", until ms or ""}
+--   | {"malformed", what}
 
 local now = clock_ms(ARGV[1])
 local start, closes, skew = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -46,6 +49,9 @@ if n > 1 and full ~= '' then
   return {'malformed', 'a join past a full bracket must be the only join of its call'}
 end
 local closing
+-- The period meta's fields read with the closing mark: marks[i + 1] is player i's ban
+-- marker (false: none).
+local marks
 -- A player listed twice gets the first listing's placement again, as a second call
 -- would: placed_now maps a player to the first listing, again lists the repeats.
 local placed_now = {}
@@ -66,7 +72,13 @@ for i = 1, n do
     reply[i] = {'closed'}
   else
     if closing == nil then
-      closing = redis.call('HEXISTS', KEYS[2], 'closing') == 1
+      -- The closing mark and every player's ban marker (ban_period.lua), in one read.
+      local fields = {'closing'}
+      for j = 1, n do
+        fields[j + 1] = 'ban:' .. ARGV[7 + 3 * (j - 1) + 1]
+      end
+      marks = redis.call('HMGET', KEYS[2], unpack(fields))
+      closing = marks[1] ~= false
     end
     if closing then
       reply[i] = {'closed'}
@@ -85,6 +97,17 @@ for i = 1, n do
         elseif full == '' or bracket ~= full then
           reply[i] = {'existing', was, bracket}
           placed_now[player] = i
+        end
+      end
+      if not reply[i] and not placed then
+        -- A player the ban step found unplaced holds a marker "since|until" in the
+        -- period's meta: refused until its end (none: "").
+        local marker = marks[i + 1]
+        if marker then
+          local untl = string.match(marker, '|(%d*)$')
+          if untl == nil or untl == '' or tonumber(untl) > now then
+            reply[i] = {'banned', untl or ''}
+          end
         end
       end
       if not reply[i] then

@@ -10,14 +10,15 @@
 -- ARGV[1]  now in unix seconds by the clock that judges deadlines (a store given the
 --          league clock, see src/store/redis/clocked.rs), or "" for this server's TIME
 --
--- Per player i, three keys from KEYS[3(i-1) + 1] and the player id as ARGV[i + 1]:
+-- Per player i, four keys from KEYS[4(i-1) + 1] and the player id as ARGV[i + 1]:
 -- KEYS  state bucket (hash: player -> "deadline|period:tier:bracket[|previous]");
 --       profile bucket (hash: player -> "deadline|version|json"); the player's
---       rewards (hash: source -> "p|grant" or "c|grant")
+--       rewards (hash: source -> "p|grant" or "c|grant"); ban bucket (hash: player ->
+--       ban record, JSON, without deadline: the engine judges its end)
 --
 -- Reply: one flat array, each player's answer after the one before, in order:
 --   the number of reward strings 2r (an integer), then state, profile, the profile's
---   deadline, then r pairs source, value: state and profile without their deadline,
+--   deadline, the ban record ("" when none), then r pairs source, value: state and profile without their deadline,
 --   "" when absent or expired (the profile's deadline too);
 --   or "malformed", then what: a record it did not write;
 --   or an error reply: a command refused (WRONGTYPE on a key leaguekit did not write).
@@ -31,7 +32,7 @@ local now = clock_s(ARGV[1])
 
 local reply = {}
 
--- Player i's keys are KEYS[k + 1..3], k = 3(i-1), and their id ARGV[a]: their answer
+-- Player i's keys are KEYS[k + 1..4], k = 4(i-1), and their id ARGV[a]: their answer
 -- is appended to the reply (see above), or {"malformed", what} returned, nothing
 -- appended.
 local function read(k, a)
@@ -54,13 +55,15 @@ local function read(k, a)
     end
   end
   local rewards = redis.call('HGETALL', KEYS[k + 3])
+  local ban = redis.call('HGET', KEYS[k + 4], player) or ''
   local n = #reply
   reply[n + 1] = #rewards
   reply[n + 2] = state
   reply[n + 3] = profile
   reply[n + 4] = deadline
+  reply[n + 5] = ban
   for i = 1, #rewards do
-    reply[n + 4 + i] = rewards[i]
+    reply[n + 5 + i] = rewards[i]
   end
   return nil
 end
@@ -69,7 +72,7 @@ end
 -- not write) is that player's answer, an error reply in its place; the others go on.
 -- A failure comes before the player's answer is appended (every command runs first).
 for i = 1, #ARGV - 1 do
-  local ok, answer = pcall(read, 3 * (i - 1), i + 1)
+  local ok, answer = pcall(read, 4 * (i - 1), i + 1)
   if not ok then
     if type(answer) == 'table' and answer.err then
       reply[#reply + 1] = answer
