@@ -9,10 +9,12 @@
 //! or build key strings itself.
 
 pub mod audit;
+pub mod resettle;
 
 use std::sync::Arc;
 
 pub use audit::{Actor, AuditEntry, AuditQuery};
+pub use resettle::{PlayerCorrection, ResettleReport};
 
 use crate::context::Context;
 use crate::ranking::Boards;

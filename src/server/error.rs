@@ -222,6 +222,11 @@ fn input_status(e: &InputError) -> (StatusCode, &'static str) {
         I::NotStarted { .. } => (StatusCode::CONFLICT, "not_started"),
         I::StillClosing { .. } => (StatusCode::CONFLICT, "still_closing"),
         I::PlacedLater { .. } => (StatusCode::CONFLICT, "placed_later"),
+        I::UnknownBracket { .. } => (StatusCode::NOT_FOUND, "unknown_bracket"),
+        I::BracketNotClosed { .. } => (StatusCode::CONFLICT, "bracket_not_closed"),
+        I::NoExclusions => (bad, "no_exclusions"),
+        I::NotInBracket { .. } => (bad, "not_in_bracket"),
+        I::ExcludesEveryone { .. } => (bad, "excludes_everyone"),
         _ => (bad, "bad_request"),
     }
 }

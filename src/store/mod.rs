@@ -6,7 +6,8 @@
 //! - [`RankingStore`]: score updates with their idempotency records, standings and
 //!   around-me reads, cached profiles;
 //! - [`RolloverStore`]: closing brackets and periods, outcomes, rewards and claims;
-//! - [`AuditStore`]: the audit log of operator actions.
+//! - [`AuditStore`]: the audit log of operator actions;
+//! - [`CorrectionStore`]: re-settlements of closed brackets.
 //!
 //! [`Store`] is their sum, which [`crate::League`] runs on. Each method is one atomic
 //! step on one hash slot (see [`keys`]), so the Redis implementation ([`redis`]) is one
@@ -20,6 +21,7 @@
 
 mod audit;
 mod blocked;
+mod correction;
 pub mod keys;
 pub mod memory;
 mod profile;
@@ -34,6 +36,7 @@ use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
 pub use audit::AuditStore;
 pub use blocked::*;
+pub use correction::*;
 pub use profile::ProfileChange;
 pub use types::*;
 
@@ -561,6 +564,6 @@ pub trait RolloverStore: Send + Sync + 'static {
 
 /// Everything a [`crate::League`] needs: the concerns together. Implemented for every
 /// type that implements them.
-pub trait Store: LeagueStore + RankingStore + RolloverStore + AuditStore {}
+pub trait Store: LeagueStore + RankingStore + RolloverStore + AuditStore + CorrectionStore {}
 
-impl<T: LeagueStore + RankingStore + RolloverStore + AuditStore> Store for T {}
+impl<T: LeagueStore + RankingStore + RolloverStore + AuditStore + CorrectionStore> Store for T {}

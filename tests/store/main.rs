@@ -13,5 +13,6 @@ mod conformance;
 mod hardening;
 mod period_record;
 mod redis_store;
+mod resettle;
 mod score_props;
 mod store_props;

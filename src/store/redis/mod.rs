@@ -38,6 +38,7 @@ mod bracket_scripts;
 mod bulk;
 mod clocked;
 pub mod connection;
+mod correction;
 mod failure;
 mod league;
 mod maxmemory;

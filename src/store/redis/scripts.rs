@@ -75,6 +75,10 @@ scripts! {
     snapshot: [clock],
     grant: [],
     append_audit: [],
+    correction_read: [],
+    correction_begin: [],
+    correction_apply: [],
+    player_fix: [],
 }
 
 #[cfg(test)]
