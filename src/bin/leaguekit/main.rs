@@ -19,6 +19,7 @@ mod check;
 mod common;
 mod periods;
 mod play;
+mod resettle;
 #[cfg(feature = "server")]
 mod serve;
 mod simulate;
@@ -85,6 +86,7 @@ enum Command {
     Rewards(periods::RewardsArgs),
     Claim(periods::ClaimArgs),
     Export(periods::ExportArgs),
+    Resettle(resettle::ResettleArgs),
     Simulate(simulate::SimulateArgs),
     Profile(play::ProfileArgs),
     #[cfg(feature = "server")]
@@ -108,6 +110,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Rewards(args) => periods::rewards(&cli, season, args).await,
         Command::Claim(args) => periods::claim(&cli, season, args).await,
         Command::Export(args) => periods::export(&cli, season, args).await,
+        Command::Resettle(args) => resettle::run(&cli, season, args).await,
         Command::Simulate(args) => simulate::run(&cli, season, args).await,
         #[cfg(feature = "server")]
         Command::Serve(args) => serve::run(&cli, season, args).await,
