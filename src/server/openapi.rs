@@ -27,7 +27,10 @@ use super::model::{
     ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
     SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut, TopOut,
 };
-use super::routes::{boards, periods, players, scores, system};
+use super::routes::resettle::{
+    OutcomeSummaryOut, PlayerCorrectionOut, ResettleIn, ResettleOut, TierCreditOut,
+};
+use super::routes::{boards, periods, players, resettle, scores, system};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -72,6 +75,7 @@ use super::routes::{boards, periods, players, scores, system};
         boards::season,
         periods::periods,
         periods::export,
+        resettle::resettle,
         super::prometheus::render,
         system::healthz,
     ),
@@ -81,7 +85,8 @@ use super::routes::{boards, periods, players, scores, system};
         LastOut, PlayerOut, ProfileOut, RewardOut, RewardsOut, ClaimOut, TierCountOut, CountsOut,
         TallyOut, PeriodReportOut, PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine,
         RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy,
-        HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut
+        HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut, ResettleIn,
+        ResettleOut, PlayerCorrectionOut, OutcomeSummaryOut, TierCreditOut
     )),
     modifiers(&Bearer, &Answers),
     tags(
@@ -90,6 +95,7 @@ use super::routes::{boards, periods, players, scores, system};
         (name = "standings", description = "Brackets, tiers and the season"),
         (name = "periods", description = "The league's time, rollover reports and exports"),
         (name = "system", description = "Health and metrics"),
+        (name = "operators", description = "The operator's actions (admin tokens only), each audited"),
     )
 )]
 struct ApiDoc;
@@ -181,6 +187,11 @@ pub(super) enum ErrorCode {
     TooManyStreams,
     ShuttingDown,
     UnknownCohort,
+    UnknownBracket,
+    BracketNotClosed,
+    NoExclusions,
+    NotInBracket,
+    ExcludesEveryone,
 }
 
 /// `applied` (the update changed the score) or `duplicate` (its request id had been

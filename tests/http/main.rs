@@ -11,3 +11,4 @@ mod serving;
 mod browser;
 mod http;
 mod parity;
+mod resettle;
