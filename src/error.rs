@@ -234,7 +234,7 @@ pub enum InputError {
     },
     /// A bracket the period does not have (or whose records the retention dropped).
     #[error(
-        "period {period} has no bracket {bracket} of tier {tier:?} ({brackets} there); pass a bracket from `leaguekit export --period {period}`"
+        "period {period} has no bracket {bracket} of tier {tier:?} ({brackets} there, or its records have expired); pass a bracket from `leaguekit export --period {period}`"
     )]
     UnknownBracket {
         /// The period.

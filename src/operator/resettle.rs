@@ -29,7 +29,7 @@ use crate::error::{Error, InputError, StoreError};
 use crate::rollover::RewardGrant;
 use crate::rollover::outcome::{self, Movement, Outcome};
 use crate::rollover::resettle::{
-    corrected_source, credit_value, every_version, gains, parse_credit,
+    corrected_source, credit_for, credit_value, every_version, gains, parse_credit,
 };
 use crate::season::calendar::PeriodId;
 use crate::store::keys::BracketKeys;
@@ -328,19 +328,25 @@ impl<S: Store> Operator<S> {
                     }
                 }
                 if g.steps > 0 {
+                    // Decided after the corrected outcomes are recorded: a placement
+                    // made since then used them (and gets no credit). A player not
+                    // placed after the period needs none (their next placement reads
+                    // the corrected outcome) and nothing is recorded: a later run
+                    // decides again from their state then.
                     let state = self.ctx.store().player_state(&pk).await?;
-                    let credit = state
-                        .filter(|s| s.period > period)
-                        .map(|s| (s.period + 1, g.steps));
-                    let decided = self
-                        .ctx
-                        .store()
-                        .decide_credit(&pk, &format!("t:{from}"), &credit_value(credit), ttl)
-                        .await?;
-                    if let (Some((from_period, steps)), Some(p)) =
-                        (parse_credit(&decided), players.get_mut(&player))
-                    {
-                        p.tier_credits.push(TierCredit { from_period, steps });
+                    if state.as_ref().is_some_and(|s| s.period > period) {
+                        let credit =
+                            credit_for(season, period, &g.next_tier, g.steps, state.as_ref());
+                        let decided = self
+                            .ctx
+                            .store()
+                            .decide_credit(&pk, &format!("t:{from}"), &credit_value(credit), ttl)
+                            .await?;
+                        if let (Some((from_period, steps)), Some(p)) =
+                            (parse_credit(&decided), players.get_mut(&player))
+                        {
+                            p.tier_credits.push(TierCredit { from_period, steps });
+                        }
                     }
                 }
             }

@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::outcome::{BracketRule, Movement, Outcome, reward_for};
 use crate::season::Season;
 use crate::season::calendar::PeriodId;
+use crate::store::PlayerState;
 
 fn order(m: Movement) -> u8 {
     match m {
@@ -122,6 +123,8 @@ pub fn every_version(
 pub struct Gain {
     /// The version.
     pub version: u64,
+    /// The player's next tier by the version's outcome.
+    pub next_tier: String,
     /// The reward the version grants (its rank earns a reward other than the one the
     /// player had).
     pub grant: Option<String>,
@@ -154,6 +157,7 @@ pub fn gains(
             if grant.is_some() || steps > 0 {
                 out.entry(o.player.clone()).or_default().push(Gain {
                     version: v as u64 + 1,
+                    next_tier: o.next_tier.clone(),
                     grant,
                     steps,
                 });
@@ -184,6 +188,38 @@ pub fn credit_value(credit: Option<(PeriodId, u64)>) -> String {
 pub fn parse_credit(value: &str) -> Option<(PeriodId, u64)> {
     let (from, steps) = value.split_once('|')?;
     Some((from.parse().ok()?, steps.parse().ok()?))
+}
+
+/// The tier credit a version's promotion (`steps` tiers, to `next_tier`, in the
+/// bracket of period `period`) gives a player whose league state is `state`:
+///
+/// - not placed after `period` (or no state): none; their next placement reads the
+///   corrected outcome;
+/// - placed after it, and that first placement (`state`, or the placement before it
+///   when that one is after `period` too: then it is not known and counts as not
+///   corrected) is in the tier the corrected outcome gives (after the periods skipped
+///   in between): none, it read the corrected outcome;
+/// - otherwise `steps` from the period after their latest placement.
+pub fn credit_for(
+    season: &Season,
+    period: PeriodId,
+    next_tier: &str,
+    steps: u64,
+    state: Option<&PlayerState>,
+) -> Option<(PeriodId, u64)> {
+    let s = state.filter(|s| s.period > period)?;
+    let first_after = match &s.previous {
+        Some((p, _, _)) if *p > period => None,
+        _ => Some((s.period, s.tier.as_str())),
+    };
+    let corrected = first_after.is_some_and(|(placed, tier)| {
+        let index = season.tier_by_any_name(next_tier).map(|(i, _)| i);
+        let placed_index = season.tier_by_any_name(tier).map(|(i, _)| i);
+        index.is_some_and(|i| {
+            Some(season.tier_after_skipping(i, placed - period - 1)) == placed_index
+        })
+    });
+    (!corrected).then_some((s.period + 1, steps))
 }
 
 /// Tiers a player gains at their placement in `period` from state `last` (the period
@@ -286,11 +322,13 @@ demote = "20%"
             vec![
                 Gain {
                     version: 1,
+                    next_tier: "silver".into(),
                     grant: Some("silver".into()),
                     steps: 1
                 },
                 Gain {
                     version: 2,
+                    next_tier: "silver".into(),
                     grant: Some("gold".into()),
                     steps: 0
                 },
@@ -301,9 +339,37 @@ demote = "20%"
             g["p3"],
             vec![Gain {
                 version: 2,
+                next_tier: "silver".into(),
                 grant: Some("silver".into()),
                 steps: 1
             }]
+        );
+    }
+
+    #[test]
+    fn a_credit_only_for_a_placement_made_without_the_correction() {
+        let s = season();
+        let state = |period, tier: &str, previous: Option<(u64, &str)>| PlayerState {
+            period,
+            tier: tier.to_owned(),
+            bracket: 1,
+            previous: previous.map(|(p, t)| (p, t.to_owned(), 1)),
+        };
+        // Bracket of period 4: promoted to silver by the correction.
+        let credit = |st: Option<&PlayerState>| credit_for(&s, 4, "silver", 1, st);
+        assert_eq!(credit(None), None);
+        assert_eq!(credit(Some(&state(4, "bronze", None))), None);
+        // Placed in period 5 from the outcome as it was: a credit from period 6.
+        assert_eq!(
+            credit(Some(&state(5, "bronze", Some((4, "bronze"))))),
+            Some((6, 1))
+        );
+        // Placed in period 5 from the corrected outcome: none.
+        assert_eq!(credit(Some(&state(5, "silver", Some((4, "bronze"))))), None);
+        // Two placements since: the first is not known; the credit counts from 8.
+        assert_eq!(
+            credit(Some(&state(7, "silver", Some((6, "silver"))))),
+            Some((8, 1))
         );
     }
 

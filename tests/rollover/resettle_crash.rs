@@ -233,6 +233,20 @@ async fn killed_and_concurrent_resettles(name: &str, url: String, nodes: Vec<Str
         "{}",
         reference["~audit"]
     );
+    // Ranks 301 and 302 are promoted now: the first was placed in period 2 already
+    // (from the outcome as it was: a tier credit from period 3), the second was not
+    // (their next placement reads the corrected outcome: no credit).
+    assert!(
+        reference["player-0300"].contains("credits=[(\"t:1/bronze/1/c1\", \"3|1\")]"),
+        "{}",
+        reference["player-0300"]
+    );
+    assert!(
+        reference["player-0301"].contains("Promoted -> silver")
+            && reference["player-0301"].contains("credits=[]"),
+        "{}",
+        reference["player-0301"]
+    );
 
     // Killed at many points of its run on the original, then run to the end.
     let config = season_file(&main);
