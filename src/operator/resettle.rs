@@ -364,9 +364,19 @@ impl<S: Store> Operator<S> {
         // Step 5: the audit log, then the done mark.
         for (i, v) in record.versions.iter().enumerate() {
             let n = i as u64 + 1;
+            // Who this version moved or rewarded differently (ranks below an excluded
+            // player all shift; the log says so without listing them).
             let changed: Vec<serde_json::Value> = all[i + 1]
                 .iter()
-                .filter(|o| !all[i].contains(o))
+                .filter(|o| {
+                    all[i]
+                        .iter()
+                        .find(|b| b.player == o.player)
+                        .is_none_or(|b| {
+                            (b.outcome, &b.next_tier, &b.reward)
+                                != (o.outcome, &o.next_tier, &o.reward)
+                        })
+                })
                 .map(|o| serde_json::json!({"player": o.player, "after": OutcomeSummary::from(o)}))
                 .collect();
             for player in &v.excluded {

@@ -466,6 +466,7 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         "GET /v1/season",
         "GET /v1/periods",
         "GET /v1/periods/{period}/export",
+        "POST /v1/periods/{period}/tiers/{tier}/brackets/{bracket}/resettle",
         "GET /metrics",
         "GET /healthz",
     ]
