@@ -73,6 +73,26 @@ pub struct CorrectionStart<'a> {
     pub reason: &'a str,
 }
 
+impl<'a> CorrectionStart<'a> {
+    /// A request to exclude `exclude` from a bracket of `players` players, at `at_ms`
+    /// (unix ms, league clock), by `actor`, for `reason`.
+    pub fn new(
+        exclude: &'a [String],
+        players: u64,
+        at_ms: i64,
+        actor: &'a str,
+        reason: &'a str,
+    ) -> Self {
+        CorrectionStart {
+            exclude,
+            players,
+            at_ms,
+            actor,
+            reason,
+        }
+    }
+}
+
 /// What [`CorrectionStore::begin_correction`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -509,3 +509,115 @@ on_every_store!(bad_input_writes_nothing, |league, clock| {
     let record = league.store().correction(&bk).await.expect("record");
     assert_eq!(record.versions.len(), 1);
 });
+
+on_every_store!(player_corrections_are_once_each, |league, clock| {
+    use leaguekit::store::Revocation;
+    play_period_one(&league).await;
+    let store = league.store();
+    let ttl = 3600;
+    // A bracket not closed yet: nothing begins.
+    let bk = league.keys().bracket(1, "bronze", 1);
+    let exclude = ["cheat".to_owned()];
+    let start = leaguekit::store::CorrectionStart::new(&exclude, 10, 0, "ops", "why");
+    assert_eq!(
+        store.begin_correction(&bk, &start).await.expect("begin"),
+        leaguekit::store::Begun::NotClosed
+    );
+    assert!(
+        store
+            .correction(&bk)
+            .await
+            .expect("record")
+            .versions
+            .is_empty()
+    );
+    close_period_one(&league, &clock).await;
+
+    let ana = league.keys().player("ana");
+    // Granted once; revoked while pending; never granted again.
+    assert!(
+        store
+            .grant_corrected(&ana, "1/bronze/1/c1", "gems", ttl)
+            .await
+            .expect("grant")
+    );
+    assert!(
+        !store
+            .grant_corrected(&ana, "1/bronze/1/c1", "gems", ttl)
+            .await
+            .expect("again")
+    );
+    assert_eq!(league.rewards("ana").await.expect("rewards").len(), 1);
+    for _ in 0..2 {
+        assert_eq!(
+            store
+                .revoke_reward(&ana, "1/bronze/1/c1", ttl)
+                .await
+                .expect("revoke"),
+            Revocation::Revoked
+        );
+    }
+    assert!(
+        !store
+            .grant_corrected(&ana, "1/bronze/1/c1", "gems", ttl)
+            .await
+            .expect("after")
+    );
+    assert!(league.rewards("ana").await.expect("rewards").is_empty());
+    // Nothing to revoke: remembered all the same, so no grant comes after it.
+    for _ in 0..2 {
+        assert_eq!(
+            store
+                .revoke_reward(&ana, "1/bronze/1/c2", ttl)
+                .await
+                .expect("revoke"),
+            Revocation::Absent
+        );
+    }
+    assert!(
+        !store
+            .grant_corrected(&ana, "1/bronze/1/c2", "gems", ttl)
+            .await
+            .expect("after")
+    );
+    // A claimed reward stays.
+    assert_eq!(league.claim("cheat", None).await.expect("claim").len(), 1);
+    let cheat = league.keys().player("cheat");
+    assert_eq!(
+        store
+            .revoke_reward(&cheat, "1/bronze/1", ttl)
+            .await
+            .expect("revoke"),
+        Revocation::Claimed
+    );
+    // A tier credit decision: the first one stays.
+    assert_eq!(
+        store
+            .decide_credit(&ana, "t:b", "3|1", ttl)
+            .await
+            .expect("decide"),
+        "3|1"
+    );
+    assert_eq!(
+        store
+            .decide_credit(&ana, "t:b", "-", ttl)
+            .await
+            .expect("again"),
+        "3|1"
+    );
+    assert_eq!(
+        store
+            .decide_credit(&ana, "t:a", "-", ttl)
+            .await
+            .expect("decide"),
+        "-"
+    );
+    assert_eq!(
+        store.credits(&ana).await.expect("credits"),
+        [
+            ("t:a".to_owned(), "-".to_owned()),
+            ("t:b".to_owned(), "3|1".to_owned())
+        ]
+    );
+    assert!(store.credits(&cheat).await.expect("credits").is_empty());
+});
