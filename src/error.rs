@@ -285,6 +285,58 @@ pub enum InputError {
         /// The time asked for.
         to: chrono::DateTime<chrono::Utc>,
     },
+    /// A bracket the period does not have (or whose records the retention dropped).
+    #[error(
+        "period {period} has no bracket {bracket} of tier {tier:?} ({brackets} there, or its records have expired); pass a bracket from `leaguekit export --period {period}`"
+    )]
+    UnknownBracket {
+        /// The period.
+        period: u64,
+        /// The tier (a cohort's boards: `tier@cohort`).
+        tier: String,
+        /// The bracket given.
+        bracket: u32,
+        /// Brackets of that tier in the period (0 also when its records have expired).
+        brackets: u64,
+    },
+    /// A re-settlement of a bracket that has not closed yet.
+    #[error(
+        "bracket {bracket} of tier {tier:?} in period {period} is not closed yet; wait for its period to close (`leaguekit rollover`), then re-settle it"
+    )]
+    BracketNotClosed {
+        /// The period.
+        period: u64,
+        /// The tier.
+        tier: String,
+        /// The bracket.
+        bracket: u32,
+    },
+    /// A re-settlement that names no player to exclude.
+    #[error("a re-settlement needs at least one player to exclude; pass --exclude PLAYER")]
+    NoExclusions,
+    /// A re-settlement excluding a player who was not on the bracket's closed board.
+    #[error(
+        "player {player:?} was not on the closed board of bracket {bracket} of tier {tier:?} in period {period}; exclude only players of that bracket (see `leaguekit export --period {period}`)"
+    )]
+    NotInBracket {
+        /// The player given.
+        player: String,
+        /// The period.
+        period: u64,
+        /// The tier.
+        tier: String,
+        /// The bracket.
+        bracket: u32,
+    },
+    /// A re-settlement whose exclusions (with those of earlier ones) would leave
+    /// nobody in the bracket.
+    #[error(
+        "excluding these players would leave nobody in the bracket ({players} players, exclusions accumulate); exclude fewer"
+    )]
+    ExcludesEveryone {
+        /// Players on the closed board.
+        players: u64,
+    },
     /// Anything else, with its own explanation.
     #[error("{0}")]
     Other(String),

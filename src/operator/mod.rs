@@ -11,12 +11,14 @@
 pub mod audit;
 pub mod bans;
 mod clock;
+pub mod resettle;
 
 use std::sync::Arc;
 
 pub use audit::{Actor, AuditEntry, AuditQuery};
 pub use bans::Ban;
 pub use clock::ClockView;
+pub use resettle::{PlayerCorrection, ResettleReport};
 
 use crate::context::Context;
 use crate::ranking::Boards;

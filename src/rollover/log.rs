@@ -37,6 +37,11 @@ pub struct OutcomeRecord {
     pub next_tier: String,
     /// The reward, if any.
     pub reward: Option<String>,
+    /// Whether a re-settlement changed this outcome after the close (the record then
+    /// shows the corrected outcome; `leaguekit resettle`).
+    pub corrected: bool,
+    /// Why it was corrected: the reason of the re-settlement that last changed it.
+    pub reason: Option<String>,
     /// Where to resume reading after this record.
     pub cursor: String,
 }
@@ -129,13 +134,18 @@ impl<S: Store> Rollover<S> {
                 continue;
             }
             let bk = self.ctx.keys().bracket(period, &group, b);
-            let mut rows: Vec<Outcome> = self
-                .ctx
-                .store()
-                .outcomes(&bk)
-                .await?
-                .into_iter()
-                .filter_map(|(p, s)| outcome::decode(&p, &s))
+            // The outcomes and, for a re-settled bracket, the marks of its corrected
+            // players, in one read of the bracket's slot.
+            let record = self.ctx.store().correction(&bk).await?;
+            let why = |player: &str| -> Option<String> {
+                let (_, v) = record.marks.iter().find(|(p, _)| p == player)?;
+                let v = usize::try_from(*v).ok()?.checked_sub(1)?;
+                Some(record.versions.get(v)?.reason.clone())
+            };
+            let mut rows: Vec<Outcome> = record
+                .outcomes
+                .iter()
+                .filter_map(|(p, s)| outcome::decode(p, s))
                 .collect();
             rows.sort_by_key(|o| o.rank);
             for o in rows {
@@ -148,7 +158,10 @@ impl<S: Store> Rollover<S> {
                 if out.len() >= limit {
                     return Ok(out);
                 }
+                let reason = why(&o.player);
                 out.push(OutcomeRecord {
+                    corrected: reason.is_some(),
+                    reason,
                     period,
                     tier: tier.to_owned(),
                     cohort: cohort.clone(),

@@ -2,8 +2,9 @@
 //! any number of processes, resumable after a crash at any point. The pure outcome
 //! rule ([`outcome`]), closing brackets and periods (`close.rs`), season edits
 //! between periods (`edits.rs`), rewards and claims (`rewards.rs`), the outcome log
-//! (`log.rs`), period records (`reports.rs`) and the [`scheduler`] that wakes at
-//! boundaries.
+//! (`log.rs`), period records (`reports.rs`), the pure rule of re-settling a closed
+//! bracket and the tier credits it gives ([`resettle`]) and the [`scheduler`] that
+//! wakes at boundaries.
 //!
 //! Owns: when and in which order brackets close, and what is recorded for them. Must
 //! not: place players or change scores (the league's [`crate::league::Placements`] and
@@ -37,6 +38,7 @@ mod edits;
 mod log;
 pub mod outcome;
 mod reports;
+pub mod resettle;
 mod rewards;
 pub mod scheduler;
 
@@ -369,6 +371,22 @@ impl<S: Store> Rollover<S> {
             }
         }
         Ok(found)
+    }
+
+    /// Tiers `player` gains at their placement in `period` when their latest
+    /// placement was in `last`: the tier credits of re-settlements ([`resettle`]).
+    pub(crate) async fn tier_credit(
+        &self,
+        player: &str,
+        last: PeriodId,
+        period: PeriodId,
+    ) -> Result<u64, Error> {
+        let credits = self
+            .ctx
+            .store()
+            .credits(&self.ctx.keys().player(player))
+            .await?;
+        Ok(resettle::credited(&credits, last, period))
     }
 
     /// Grants again what earlier runs could not; returns how many went through.

@@ -9,6 +9,12 @@
 //! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `unknown_player`, `not_placed`, `expired` | nothing there |
 //! | 405 | `method_not_allowed` | a known path with another method |
 //! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `no_staging_clock` | the league's state refuses it; nothing was written |
+//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `no_exclusions`, `not_in_bracket`, `excludes_everyone`, `bad_request` | bad input; nothing was written |
+//! | 401 | `unauthorized` | no token, or a token the server does not know |
+//! | 403 | `forbidden` | a `viewer` token on a write |
+//! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `unknown_bracket`, `not_placed`, `expired` | nothing there |
+//! | 405 | `method_not_allowed` | a known path with another method |
+//! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `bracket_not_closed` | the league's state refuses it; nothing was written |
 //! | 409 | `not_started`, `still_closing` | the same, but only for a moment: with `Retry-After` (seconds) and `retry_after_ms` |
 //! | 408 | `body_timeout` | a write's body did not finish arriving within the request timeout; nothing was written |
 //! | 413 | `payload_too_large`, `too_many_items` | the body is over the limit |
@@ -228,6 +234,11 @@ fn input_status(e: &InputError) -> (StatusCode, &'static str) {
         I::Banned { .. } => (StatusCode::FORBIDDEN, "banned"),
         I::UnknownPlayer { .. } => (StatusCode::NOT_FOUND, "unknown_player"),
         I::BanInPast { .. } => (bad, "ban_in_past"),
+        I::UnknownBracket { .. } => (StatusCode::NOT_FOUND, "unknown_bracket"),
+        I::BracketNotClosed { .. } => (StatusCode::CONFLICT, "bracket_not_closed"),
+        I::NoExclusions => (bad, "no_exclusions"),
+        I::NotInBracket { .. } => (bad, "not_in_bracket"),
+        I::ExcludesEveryone { .. } => (bad, "excludes_everyone"),
         _ => (bad, "bad_request"),
     }
 }

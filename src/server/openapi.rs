@@ -29,7 +29,10 @@ use super::model::{
 };
 use super::routes::bans::{BanIn, BanOut, BansOut, UnbanIn, UnbanOut};
 use super::routes::clock::{ClockIn, ClockOut};
-use super::routes::{audit, bans, boards, clock, periods, players, scores, system};
+use super::routes::resettle::{
+    OutcomeSummaryOut, PlayerCorrectionOut, ResettleIn, ResettleOut, TierCreditOut,
+};
+use super::routes::{audit, bans, boards, clock, periods, players, resettle, scores, system};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -80,6 +83,7 @@ use super::routes::{audit, bans, boards, clock, periods, players, scores, system
         bans::ban,
         bans::unban,
         bans::bans,
+        resettle::resettle,
         super::prometheus::render,
         system::healthz,
     ),
@@ -91,7 +95,8 @@ use super::routes::{audit, bans, boards, clock, periods, players, scores, system
         RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy,
         HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut,
         audit::AuditOut, audit::AuditEntryOut, ClockIn, ClockOut, BanIn, UnbanIn, BanOut,
-        UnbanOut, BansOut
+        UnbanOut, BansOut, ResettleIn, ResettleOut, PlayerCorrectionOut, OutcomeSummaryOut,
+        TierCreditOut
     )),
     modifiers(&Bearer, &Answers),
     tags(
@@ -199,6 +204,11 @@ pub(super) enum ErrorCode {
     UnknownCohort,
     ClockNotForward,
     NoStagingClock,
+    UnknownBracket,
+    BracketNotClosed,
+    NoExclusions,
+    NotInBracket,
+    ExcludesEveryone,
 }
 
 /// `applied` (the update changed the score) or `duplicate` (its request id had been

@@ -258,6 +258,21 @@ impl BracketKeys {
         [self.base.as_str(), ":proftext"].concat()
     }
 
+    /// Hash: the bracket's correction record once it has been re-settled (`v` the
+    /// version, `x:<v>`/`at:<v>`/`by:<v>`/`why:<v>` each version's exclusions, time,
+    /// actor and reason, `applied` and `done` marks, `m:<player>` the version that
+    /// last corrected a player). A method, like [`BracketKeys::profiles_text`]: only
+    /// re-settlements and the outcome log read it.
+    pub fn correction(&self) -> String {
+        [self.base.as_str(), ":fix"].concat()
+    }
+
+    /// String: the bracket's outcomes as it closed (the format of `outcomes`), copied
+    /// before the first correction replaces them.
+    pub fn original_outcomes(&self) -> String {
+        [self.base.as_str(), ":orig"].concat()
+    }
+
     /// The idempotency key of one player's request id in this bracket. Both ids are
     /// escaped (`:` included), so `(player, request id)` pairs never share a key.
     pub fn request(&self, player: &str, request_id: &str) -> String {
@@ -309,6 +324,12 @@ impl PlayerKeys {
     /// without expiry: a ban outlives the player's other records until it is lifted.
     pub fn ban(&self) -> String {
         format!("{}:ban", self.base)
+    }
+
+    /// Hash: the player's corrections: `r:<source>` a revoked reward, `t:<source>` a
+    /// tier credit decision; the player's own key, in the bucket's slot.
+    pub fn corrections(&self) -> String {
+        format!("{}:fix:{}", self.base, escape(&self.player))
     }
 
     /// A name unique to the player in the season (for stores that keep players apart).

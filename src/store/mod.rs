@@ -9,6 +9,7 @@
 //! - [`AuditStore`]: the audit log of operator actions;
 //! - [`ClockStore`]: the staging clock's offset (`[clock] travel = true`).
 //! - [`BanStore`]: bans' records and markers.
+//! - [`CorrectionStore`]: re-settlements of closed brackets.
 //!
 //! [`Store`] is their sum, which [`crate::League`] runs on. Each method is one atomic
 //! step on one hash slot (see [`keys`]), so the Redis implementation ([`redis`]) is one
@@ -24,6 +25,7 @@ mod audit;
 mod bans;
 mod blocked;
 mod clock;
+mod correction;
 pub mod keys;
 pub mod memory;
 mod profile;
@@ -40,6 +42,7 @@ pub use audit::AuditStore;
 pub use bans::{BanStore, BracketBan, PeriodBan, ban_field};
 pub use blocked::*;
 pub use clock::ClockStore;
+pub use correction::*;
 pub use profile::ProfileChange;
 pub use types::*;
 
@@ -568,11 +571,17 @@ pub trait RolloverStore: Send + Sync + 'static {
 /// Everything a [`crate::League`] needs: the concerns together. Implemented for every
 /// type that implements them.
 pub trait Store:
-    LeagueStore + RankingStore + RolloverStore + AuditStore + ClockStore + BanStore
+    LeagueStore + RankingStore + RolloverStore + AuditStore + ClockStore + BanStore + CorrectionStore
 {
 }
 
 impl<T> Store for T where
-    T: LeagueStore + RankingStore + RolloverStore + AuditStore + ClockStore + BanStore
+    T: LeagueStore
+        + RankingStore
+        + RolloverStore
+        + AuditStore
+        + ClockStore
+        + BanStore
+        + CorrectionStore
 {
 }

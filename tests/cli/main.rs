@@ -9,5 +9,6 @@ mod common;
 
 mod cli;
 mod config;
+mod resettle;
 mod sim;
 mod tune;

@@ -472,6 +472,7 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         "POST /v1/players/{player}/unban",
         "GET /v1/bans",
         "GET /v1/audit",
+        "POST /v1/periods/{period}/tiers/{tier}/brackets/{bracket}/resettle",
         "GET /metrics",
         "GET /healthz",
     ]

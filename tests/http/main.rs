@@ -12,4 +12,5 @@ mod bans;
 mod browser;
 mod http;
 mod parity;
+mod resettle;
 mod staging;

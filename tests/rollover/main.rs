@@ -10,5 +10,6 @@ mod common;
 
 mod crash;
 mod outcome;
+mod resettle_crash;
 mod rollover;
 mod scheduler;

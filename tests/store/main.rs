@@ -14,6 +14,7 @@ mod conformance;
 mod hardening;
 mod period_record;
 mod redis_store;
+mod resettle;
 mod score_props;
 mod staging_clock;
 mod store_props;

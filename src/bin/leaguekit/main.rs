@@ -23,6 +23,7 @@ mod clock;
 mod common;
 mod periods;
 mod play;
+mod resettle;
 #[cfg(feature = "server")]
 mod serve;
 mod simulate;
@@ -89,6 +90,7 @@ enum Command {
     Rewards(periods::RewardsArgs),
     Claim(periods::ClaimArgs),
     Export(periods::ExportArgs),
+    Resettle(resettle::ResettleArgs),
     Simulate(simulate::SimulateArgs),
     Profile(play::ProfileArgs),
     Audit(audit::AuditArgs),
@@ -119,6 +121,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Rewards(args) => periods::rewards(&cli, season, args).await,
         Command::Claim(args) => periods::claim(&cli, season, args).await,
         Command::Export(args) => periods::export(&cli, season, args).await,
+        Command::Resettle(args) => resettle::run(&cli, season, args).await,
         Command::Simulate(args) => simulate::run(&cli, season, args).await,
         Command::Clock(args) => clock::run(&cli, season, args).await,
         Command::Ban(args) => bans::ban(&cli, season, args).await,

@@ -121,6 +121,10 @@ pub(crate) async fn export(cli: &Cli, season: Season, args: &ExportArgs) -> Resu
             if let Some(c) = &r.cohort {
                 line["cohort"] = json!(c);
             }
+            if r.corrected {
+                line["corrected"] = json!(true);
+                line["reason"] = json!(r.reason);
+            }
             match writeln!(out, "{line}") {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),

@@ -128,18 +128,25 @@ impl<S: Store> Placements<S> {
             let (tier, _) = crate::season::split_group(&s.tier);
             return Ok((tier.to_owned(), None));
         }
-        let last = match close {
-            Some(now) => {
-                self.rollover
-                    .outcome_in(s.period, &s.tier, s.bracket, player, now)
-                    .await?
-            }
-            None => {
-                self.rollover
-                    .peek_outcome(s.period, index, &s.tier, s.bracket, player)
-                    .await?
+        let last = async {
+            match close {
+                Some(now) => {
+                    self.rollover
+                        .outcome_in(s.period, &s.tier, s.bracket, player, now)
+                        .await
+                }
+                None => {
+                    self.rollover
+                        .peek_outcome(s.period, index, &s.tier, s.bracket, player)
+                        .await
+                }
             }
         };
+        // Tier credits of re-settlements made after the player's next placement
+        // (docs/operators.md, "Corrections after close"), read beside the outcome.
+        let (last, credit) =
+            futures::join!(last, self.rollover.tier_credit(player, s.period, period));
+        let (last, credit) = (last?, credit?);
         let (base, skipped) = match &last {
             Some(o) => (
                 self.ctx
@@ -163,11 +170,12 @@ impl<S: Store> Placements<S> {
             next_tier: o.next_tier,
             reward: o.reward,
         });
-        Ok((
-            self.ctx
-                .tier_name(self.ctx.season().tier_after_skipping(base, skipped)),
-            last,
-        ))
+        let tier = self.ctx.season().tier_after_skipping(base, skipped);
+        let top = self.ctx.season().tiers.len().saturating_sub(1);
+        let tier = tier
+            .saturating_add(usize::try_from(credit).unwrap_or(usize::MAX))
+            .min(top);
+        Ok((self.ctx.tier_name(tier), last))
     }
 
     /// Refuses to place a player in `period` when their state is of a later period:

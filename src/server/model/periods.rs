@@ -137,6 +137,12 @@ pub(crate) struct ExportLine {
     outcome: &'static str,
     next_tier: String,
     reward: Option<String>,
+    /// Present (`true`) when a re-settlement corrected this outcome after the close.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    corrected: Option<bool>,
+    /// Why: the reason of the re-settlement that last changed it (with `corrected`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
 }
 
 impl From<OutcomeRecord> for ExportLine {
@@ -152,6 +158,8 @@ impl From<OutcomeRecord> for ExportLine {
             outcome: r.outcome.as_str(),
             next_tier: r.next_tier,
             reward: r.reward,
+            corrected: r.corrected.then_some(true),
+            reason: r.reason,
         }
     }
 }

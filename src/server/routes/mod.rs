@@ -9,6 +9,7 @@ pub(super) mod boards;
 pub(super) mod clock;
 pub(super) mod periods;
 pub(super) mod players;
+pub(super) mod resettle;
 pub(super) mod scores;
 pub(super) mod system;
 
@@ -61,6 +62,10 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
         .route("/v1/periods", get(periods::periods::<S>))
         .route("/v1/periods/{period}/export", get(periods::export::<S>))
         .route("/v1/audit", get(audit::audit::<S>))
+        .route(
+            "/v1/periods/{period}/tiers/{tier}/brackets/{bracket}/resettle",
+            post(resettle::resettle::<S>),
+        )
         .route("/openapi.json", get(super::openapi::json))
         .route("/metrics", get(super::prometheus::render::<S>))
         .route("/healthz", get(system::healthz::<S>))

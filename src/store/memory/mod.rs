@@ -18,6 +18,7 @@ use crate::store::keys::{BracketKeys, PlayerKeys};
 mod audit;
 mod bans;
 mod clock;
+mod correction;
 mod league;
 mod ranking;
 mod rollover;
@@ -88,6 +89,8 @@ struct BracketData {
     /// (owner, expires at in unix milliseconds).
     lease: Option<(String, i64)>,
     expire_at: Option<i64>,
+    /// The bracket's re-settlement, once it has one.
+    correction: Option<Box<correction::CorrectionData>>,
 }
 
 #[derive(Debug, Default)]
@@ -100,6 +103,9 @@ struct PlayerData {
     rewards: std::collections::BTreeMap<String, (bool, String)>,
     /// claim id → (period of the claim, what that claim returned).
     claims: HashMap<String, (u64, Vec<(String, String)>)>,
+    /// The player's corrections: `r:<source>` revoked rewards, `t:<source>` tier
+    /// credit decisions. They live with the rewards.
+    fixes: std::collections::BTreeMap<String, String>,
     /// When the player's state and profile expire (unix seconds), as their records'
     /// deadlines on Redis would.
     expire_at: Option<i64>,
@@ -135,6 +141,7 @@ impl PlayerData {
         if !self.rewards_live(now) {
             self.rewards.clear();
             self.claims.clear();
+            self.fixes.clear();
             self.rewards_expire_at = None;
         }
     }

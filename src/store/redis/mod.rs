@@ -40,6 +40,7 @@ mod bulk;
 mod clock;
 mod clocked;
 pub mod connection;
+mod correction;
 mod failure;
 mod league;
 mod maxmemory;

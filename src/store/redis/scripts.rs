@@ -79,6 +79,10 @@ scripts! {
     ban_period: [],
     ban_bracket: [],
     unmark_ban: [],
+    correction_read: [],
+    correction_begin: [],
+    correction_apply: [],
+    player_fix: [],
 }
 
 #[cfg(test)]
