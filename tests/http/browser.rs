@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
-use serving::{SERVER, Served, Start, VIEWER, now, rfc};
+use serving::{ADMIN, ADMIN_ENTRY, SERVER, Served, Start, VIEWER, now, rfc};
 
 const HOW_TO_GET_CHROMIUM: &str = "the browser test needs Debian's chromium and \
      chromium-driver: apt-get install chromium chromium-driver (scripts/test installs \
@@ -237,6 +237,7 @@ async fn the_dashboard_signs_in_shows_the_league_and_follows_it_live() {
     let config = serving::season("browser", first_end, "1s", "");
     let mut start = Start::new(config.path());
     start.args = vec![];
+    start.admin_tokens = Some(ADMIN_ENTRY);
     let served: Served = start.spawn();
     let game = Game {
         http: reqwest::Client::new(),
@@ -483,6 +484,162 @@ async fn the_dashboard_signs_in_shows_the_league_and_follows_it_live() {
     std::fs::write(&phone, c.screenshot().await.expect("screenshot")).expect("save");
     println!("screenshots: {} and {}", laptop.display(), phone.display());
 
+    operate(&c, &game, &artifacts).await;
     c.close().await.expect("close the browser");
     drop(served);
+}
+
+/// Accepts the page's confirmation dialog once it is open.
+async fn confirm(c: &Client) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while c.accept_alert().await.is_err() {
+        assert!(Instant::now() < deadline, "no confirmation was asked");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Looks a player up and applies one operator action from their card, confirmed.
+async fn act(c: &Client, player: &str, action: &str, amount: &str, reason: &str) {
+    let input = c.find(Locator::Css("#player-input")).await.expect("search");
+    input.clear().await.expect("clear");
+    input.send_keys(player).await.expect("type");
+    c.find(Locator::Css("#player-form button"))
+        .await
+        .expect("look up")
+        .click()
+        .await
+        .expect("click");
+    until(
+        c,
+        Duration::from_secs(5),
+        "the player's actions",
+        &format!(
+            "const h = document.querySelector('#player-result h3');
+             return h && h.textContent === '{player}' && document.querySelector('#player-result .actions') !== null;"
+        ),
+    )
+    .await;
+    c.execute(
+        "const f = document.querySelector('#player-result .actions');
+         const s = f.querySelector('select');
+         s.value = arguments[0];
+         s.dispatchEvent(new Event('change'));
+         f.querySelector('input[type=number]').value = arguments[1];
+         f.querySelector('input[aria-label=reason]').value = arguments[2];
+         return s.value === arguments[0];",
+        vec![json!(action), json!(amount), json!(reason)],
+    )
+    .await
+    .expect("fill the action");
+    c.find(Locator::Css("#player-result .actions button"))
+        .await
+        .expect("apply")
+        .click()
+        .await
+        .expect("click");
+    confirm(c).await;
+    until(
+        c,
+        Duration::from_secs(5),
+        "the action's result",
+        "const r = document.querySelector('#player-result .actions .result');
+         return r && r.textContent === 'Done.' ? true : (r && r.textContent ? r.textContent : null);",
+    )
+    .await;
+}
+
+/// The operator's side: a viewer sees none of it; an admin sees bans and the audit
+/// log, and bans, adjusts and re-settles from a player's card.
+async fn operate(c: &Client, game: &Game, artifacts: &Path) {
+    c.set_window_size(1400, 1000).await.expect("laptop size");
+    let viewer_sees = c
+        .execute(
+            "return [document.getElementById('operator').hidden,
+                     document.querySelector('#player-result .actions') === null];",
+            vec![],
+        )
+        .await
+        .expect("read");
+    assert_eq!(
+        viewer_sees,
+        json!([true, true]),
+        "a viewer sees no operator tools"
+    );
+
+    c.find(Locator::Css("#sign-out"))
+        .await
+        .expect("sign out")
+        .click()
+        .await
+        .expect("click");
+    let token = c
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css("#sign-in #token"))
+        .await
+        .expect("the sign-in form");
+    token.send_keys(ADMIN).await.expect("type");
+    c.find(Locator::Css("#sign-in button"))
+        .await
+        .expect("button")
+        .click()
+        .await
+        .expect("click");
+    until(
+        c,
+        Duration::from_secs(10),
+        "the operator's card",
+        "const o = document.getElementById('operator');
+         return o && !o.hidden && o.innerText.includes('No operator action yet');",
+    )
+    .await;
+
+    act(c, "p03", "ban", "", "aimbot").await;
+    let banned = until(
+        c,
+        Duration::from_secs(5),
+        "the ban in the operator's card",
+        "const b = document.querySelector('#bans tbody tr');
+         const a = document.querySelector('#audit tbody tr');
+         return b && a && b.innerText.includes('p03') ? [b.innerText, a.innerText] : null;",
+    )
+    .await;
+    assert!(
+        banned[0].as_str().is_some_and(|t| t.contains("aimbot"))
+            && banned[1]
+                .as_str()
+                .is_some_and(|t| t.contains("ban") && t.contains("ops")),
+        "{banned}"
+    );
+    let p03 = game.get("/v1/players/p03").await;
+    assert!(
+        p03["rank"].is_null(),
+        "a banned player left the board: {p03}"
+    );
+
+    act(c, "p02", "adjust-by", "5", "support ticket 7").await;
+    let p02 = game.get("/v1/players/p02").await;
+    assert_eq!(p02["score"].as_u64(), Some(55), "{p02}");
+
+    // p01 won bronze bracket 1 in period 1: settled again without them, p02 (second)
+    // takes the winner's reward as well.
+    let before = game.get("/v1/players/p02/rewards").await["rewards"]
+        .as_array()
+        .map_or(0, Vec::len);
+    act(c, "p01", "resettle", "", "speed hack").await;
+    let after = game.get("/v1/players/p02/rewards").await["rewards"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert_eq!(after, before + 1, "p02 gained the winner's reward");
+    until(
+        c,
+        Duration::from_secs(15),
+        "the re-settlement in the audit log",
+        "const a = document.querySelector('#audit tbody tr');
+         return a && a.innerText.includes('resettle');",
+    )
+    .await;
+    let admin = artifacts.join("dashboard-admin.png");
+    std::fs::write(&admin, c.screenshot().await.expect("screenshot")).expect("save");
+    println!("admin screenshot: {}", admin.display());
 }
