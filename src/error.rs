@@ -232,9 +232,64 @@ pub enum InputError {
         /// The largest allowed.
         max: u64,
     },
+    /// An update beyond one of the season's `[limits]`; nothing was written.
+    #[error("update refused by {rule}: {}; nothing was written{}", limit.why(*got),
+        retry_after_ms.map(|ms| format!("; send it again in {ms} ms")).unwrap_or_default())]
+    LimitExceeded {
+        /// Which limit.
+        limit: Limit,
+        /// The setting, as written in the season file.
+        rule: String,
+        /// The |value| or the score the update would have given (0 for the rate).
+        got: i128,
+        /// For the rate: how long until the player's next update is allowed.
+        retry_after_ms: Option<u64>,
+    },
+    /// An operator's change for a player not placed in the running period.
+    #[error(
+        "player {player:?} is not placed in the running period {period}; only a score of \
+         the running period can be changed (check the player id)"
+    )]
+    NotPlaced {
+        /// The player.
+        player: String,
+        /// The running period.
+        period: u64,
+    },
     /// Anything else, with its own explanation.
     #[error("{0}")]
     Other(String),
+}
+
+/// A plausibility limit of the season's `[limits]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// `max_value`: the largest |value| of one update.
+    MaxValue,
+    /// `rate`: the most updates a player may send in a window.
+    Rate,
+    /// `max_period_score`: the largest score a player may reach in one period.
+    MaxPeriodScore,
+}
+
+impl Limit {
+    /// The limit's key in `[limits]`, also its metrics label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::MaxValue => "max_value",
+            Limit::Rate => "rate",
+            Limit::MaxPeriodScore => "max_period_score",
+        }
+    }
+
+    fn why(self, got: i128) -> String {
+        match self {
+            Limit::MaxValue => format!("|value| {got} is larger"),
+            Limit::MaxPeriodScore => format!("the score would become {got} this period"),
+            Limit::Rate => "the player sent more updates than that".to_owned(),
+        }
+    }
 }
 
 /// Why an update was refused by the score rules.
@@ -453,9 +508,11 @@ impl Error {
     pub fn retry_after(&self) -> Option<std::time::Duration> {
         match self {
             Error::Input(InputError::NotStarted { retry_after_ms, .. })
-            | Error::Input(InputError::StillClosing { retry_after_ms, .. }) => {
-                Some(std::time::Duration::from_millis(*retry_after_ms))
-            }
+            | Error::Input(InputError::StillClosing { retry_after_ms, .. })
+            | Error::Input(InputError::LimitExceeded {
+                retry_after_ms: Some(retry_after_ms),
+                ..
+            }) => Some(std::time::Duration::from_millis(*retry_after_ms)),
             Error::Store(StoreError::Unreachable { retry_after, .. }) => Some(*retry_after),
             _ => None,
         }

@@ -181,7 +181,6 @@ impl<S: Store> Operator<S> {
     /// Appends an action to the audit log and returns its entry. Called after the
     /// action took effect: an action whose write failed is not logged, and a logged
     /// action happened.
-    #[allow(dead_code)] // the operator actions call it
     pub(crate) async fn record(
         &self,
         actor: &Actor,

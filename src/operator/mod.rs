@@ -8,10 +8,12 @@
 //! league runs without them (placements, updates and rollovers are the other parts'),
 //! or build key strings itself.
 
+mod adjust;
 pub mod audit;
 
 use std::sync::Arc;
 
+pub use adjust::{AdjustOutcome, Adjustment};
 pub use audit::{Actor, AuditEntry, AuditQuery};
 
 use crate::context::Context;

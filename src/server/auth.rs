@@ -292,7 +292,6 @@ pub(super) async fn require<S: crate::Store>(
 /// The extractor of the operator's routes: the caller holds an `admin` token (else
 /// 403), and is the [`Actor`] the audit log names.
 #[derive(Debug, Clone)]
-#[allow(dead_code)] // the operator's routes take it
 pub(super) struct Admin(pub(super) Actor);
 
 impl<St: Send + Sync> FromRequestParts<St> for Admin {

@@ -27,7 +27,7 @@ use super::model::{
     ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
     SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut, TopOut,
 };
-use super::routes::{boards, periods, players, scores, system};
+use super::routes::{adjust, boards, periods, players, scores, system};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -74,6 +74,7 @@ use super::routes::{boards, periods, players, scores, system};
         periods::export,
         super::prometheus::render,
         system::healthz,
+        adjust::adjust,
     ),
     components(schemas(
         ErrorBody, ErrorDetail, ErrorCode, JoinIn, SubmitIn, BatchItemIn, ClaimIn, PlacementOut,
@@ -81,7 +82,8 @@ use super::routes::{boards, periods, players, scores, system};
         LastOut, PlayerOut, ProfileOut, RewardOut, RewardsOut, ClaimOut, TierCountOut, CountsOut,
         TallyOut, PeriodReportOut, PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine,
         RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy,
-        HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut
+        HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut,
+        adjust::AdjustIn, adjust::AdjustOut
     )),
     modifiers(&Bearer, &Answers),
     tags(
@@ -90,6 +92,7 @@ use super::routes::{boards, periods, players, scores, system};
         (name = "standings", description = "Brackets, tiers and the season"),
         (name = "periods", description = "The league's time, rollover reports and exports"),
         (name = "system", description = "Health and metrics"),
+        (name = "operator", description = "Operators' tools (admin tokens only)"),
     )
 )]
 struct ApiDoc;
@@ -181,6 +184,8 @@ pub(super) enum ErrorCode {
     TooManyStreams,
     ShuttingDown,
     UnknownCohort,
+    LimitExceeded,
+    RateLimited,
 }
 
 /// `applied` (the update changed the score) or `duplicate` (its request id had been
@@ -329,7 +334,7 @@ impl Modify for Answers {
                         .or_insert_with(|| error_answer(description));
                 }
                 for (status, answer) in op.responses.responses.iter_mut() {
-                    if status != "409" && status != "503" {
+                    if !["409", "429", "503"].contains(&status.as_str()) {
                         continue;
                     }
                     if let RefOr::T(answer) = answer {
@@ -344,7 +349,7 @@ impl Modify for Answers {
                                             .minimum(Some(1)),
                                     )
                                     .description(Some(
-                                        "With not_started, still_closing and store_unreachable: \
+                                        "With not_started, still_closing, rate_limited and store_unreachable: \
                                      whole seconds to wait before sending the same request \
                                      again (also `retry_after_ms` in the body)",
                                     ))

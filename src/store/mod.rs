@@ -7,6 +7,7 @@
 //!   around-me reads, cached profiles;
 //! - [`RolloverStore`]: closing brackets and periods, outcomes, rewards and claims;
 //! - [`AuditStore`]: the audit log of operator actions.
+//! - [`AdjustStore`]: operators' exact changes of a score.
 //!
 //! [`Store`] is their sum, which [`crate::League`] runs on. Each method is one atomic
 //! step on one hash slot (see [`keys`]), so the Redis implementation ([`redis`]) is one
@@ -18,6 +19,7 @@
 //! season's rules beyond the numbers an operation carries (packing, time limits), and
 //! never decides anything the engine should.
 
+mod adjust;
 mod audit;
 mod blocked;
 pub mod keys;
@@ -32,6 +34,7 @@ use std::future::Future;
 
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
+pub use adjust::{Adjust, AdjustStore, Adjusted};
 pub use audit::AuditStore;
 pub use blocked::*;
 pub use profile::ProfileChange;
@@ -561,6 +564,6 @@ pub trait RolloverStore: Send + Sync + 'static {
 
 /// Everything a [`crate::League`] needs: the concerns together. Implemented for every
 /// type that implements them.
-pub trait Store: LeagueStore + RankingStore + RolloverStore + AuditStore {}
+pub trait Store: LeagueStore + RankingStore + RolloverStore + AuditStore + AdjustStore {}
 
-impl<T: LeagueStore + RankingStore + RolloverStore + AuditStore> Store for T {}
+impl<T: LeagueStore + RankingStore + RolloverStore + AuditStore + AdjustStore> Store for T {}

@@ -11,6 +11,7 @@ mod common;
 mod cluster_faults;
 mod conformance;
 mod hardening;
+mod limits_adjust;
 mod period_record;
 mod redis_store;
 mod score_props;

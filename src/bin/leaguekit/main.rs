@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod adjust;
 mod batch;
 mod boards;
 mod check;
@@ -87,6 +88,7 @@ enum Command {
     Export(periods::ExportArgs),
     Simulate(simulate::SimulateArgs),
     Profile(play::ProfileArgs),
+    Adjust(adjust::AdjustArgs),
     #[cfg(feature = "server")]
     Serve(serve::ServeArgs),
 }
@@ -109,6 +111,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Claim(args) => periods::claim(&cli, season, args).await,
         Command::Export(args) => periods::export(&cli, season, args).await,
         Command::Simulate(args) => simulate::run(&cli, season, args).await,
+        Command::Adjust(args) => adjust::run(&cli, season, args).await,
         #[cfg(feature = "server")]
         Command::Serve(args) => serve::run(&cli, season, args).await,
     }

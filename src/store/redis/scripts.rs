@@ -75,6 +75,7 @@ scripts! {
     snapshot: [clock],
     grant: [],
     append_audit: [],
+    adjust: [clock, numbers, page_expiry],
 }
 
 #[cfg(test)]
