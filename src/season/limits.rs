@@ -183,8 +183,9 @@ fn parse_rate(text: &str, period_ms: u64) -> Result<Rate, String> {
         .ok()
         .filter(|n| *n >= 1)
         .ok_or_else(|| format!("{text:?}: {n:?} is not a count of 1 or more; {how}"))?;
-    let window =
-        parse_duration(window, MIN_WINDOW, MAX_WINDOW).map_err(|m| format!("{text:?}: {m}"))?;
+    let window = parse_duration(window, MIN_WINDOW, MAX_WINDOW).map_err(|m| {
+        format!("{text:?}: the window {m}; a rate is N/DURATION, such as \"30/1m\"")
+    })?;
     let w = window.as_millis() as u64;
     // The largest arrival time the rule computes, in 1/count ms.
     let top = (period_ms + SKEW_ROOM_MS + 2 * w)

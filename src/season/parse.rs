@@ -82,12 +82,8 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
     let simulation = raw.simulation.as_ref().map(|s| src.simulation(s));
     let simulation = simulation.transpose()?.unwrap_or_default();
     let tune = raw.tune.as_ref().map(|t| src.tune(t, &tiers)).transpose()?;
-    let limits = super::limits::parse(
-        &src,
-        raw.limits.as_ref(),
-        packing.max_score(),
-        calendar.max_period_millis(),
-    )?;
+    let (max, period_ms) = (packing.max_score(), calendar.max_period_millis());
+    let limits = super::limits::parse(&src, raw.limits.as_ref(), max, period_ms)?;
 
     Ok(Season {
         name,

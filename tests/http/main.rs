@@ -10,4 +10,5 @@ mod serving;
 
 mod browser;
 mod http;
+mod limits_adjust;
 mod parity;
