@@ -168,13 +168,9 @@ on_each!(
             .expect("to the limit");
         assert!(s.applied);
         assert_eq!(s.score, 250);
-        // A first update beyond the period's limit is refused before any placement.
-        let bad = league.submit("b", 100, SubmitOptions::default()).await;
-        assert!(bad.is_ok(), "{bad:?}");
-        assert_eq!(
-            limited(league.submit("fresh", 251, SubmitOptions::default()).await).0,
-            Limit::MaxValue
-        );
+        // Another player's period score is their own.
+        let b = league.submit("b", 100, SubmitOptions::default()).await;
+        assert_eq!(b.expect("b").score, 100);
     }
 );
 
@@ -441,3 +437,25 @@ async fn the_rate_state_lives_in_the_bracket_and_expires() {
         }
     }
 }
+
+on_each!(
+    a_first_update_beyond_the_period_score_places_nobody,
+    "[limits]\nmax_period_score = 50\n",
+    |league, clock| {
+        let r = league.submit("a", 60, SubmitOptions::default()).await;
+        assert_eq!(limited(r), (Limit::MaxPeriodScore, None));
+        assert_eq!(league.player("a", None).await.expect("view").bracket, None);
+        league
+            .submit("a", 50, SubmitOptions::default())
+            .await
+            .expect("50");
+        let r = league.submit("a", 1, SubmitOptions::default()).await;
+        assert_eq!(limited(r).0, Limit::MaxPeriodScore);
+        league
+            .submit("a", -10, SubmitOptions::default())
+            .await
+            .expect("down");
+        assert_eq!(score(&league, "a").await, Some(40));
+        let _ = clock;
+    }
+);
