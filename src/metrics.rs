@@ -10,6 +10,7 @@
 //! | name | kind | labels | what |
 //! |---|---|---|---|
 //! | `leaguekit_submits_total` | counter | `result` | score updates: `applied`, `duplicate` (a request id seen before), `refused` (bad input or a closed period: nothing written), `unknown` (the store failed after the update may have been applied), `failed` (the store failed before anything was written) |
+//! | `leaguekit_limited_total` | counter | `limit` | score updates refused by a limit of the season's `[limits]`: `max_value`, `rate`, `max_period_score` (also counted as `refused` in `leaguekit_submits_total`) |
 //! | `leaguekit_joins_total` | counter | `tier` | players placed in a bracket (by a join or a first score) |
 //! | `leaguekit_store_errors_total` | counter | `op` | store operations that failed after their retries |
 //! | `leaguekit_store_retries_total` | counter | `op` | store operations retried after a connection failure or timeout |
@@ -38,6 +39,8 @@ use std::time::Instant;
 
 /// `leaguekit_submits_total{result}`.
 pub const SUBMITS: &str = "leaguekit_submits_total";
+/// `leaguekit_limited_total{limit}`.
+pub const LIMITED: &str = "leaguekit_limited_total";
 /// `leaguekit_joins_total{tier}`.
 pub const JOINS: &str = "leaguekit_joins_total";
 /// `leaguekit_store_errors_total{op}`.
@@ -68,6 +71,10 @@ pub fn describe() {
         "Score updates by result: applied, duplicate, refused, unknown (store failed after a possible write), failed (store failed, nothing written)"
     );
     describe_counter!(JOINS, "Players placed in a bracket, by tier");
+    describe_counter!(
+        LIMITED,
+        "Score updates refused by a limit of the season, by limit: max_value, rate, max_period_score"
+    );
     describe_counter!(
         STORE_ERRORS,
         "Store operations that failed after their retries, by operation"
@@ -145,6 +152,11 @@ impl Submit {
 /// Counts one score update's answer.
 pub(crate) fn submitted(result: Submit) {
     ::metrics::counter!(SUBMITS, "result" => result.label()).increment(1);
+}
+
+/// Counts a score update refused by the season's limit named `limit`.
+pub(crate) fn limited(limit: &'static str) {
+    ::metrics::counter!(LIMITED, "limit" => limit).increment(1);
 }
 
 /// Counts a placement the store just made in `tier` (not a repeated join).

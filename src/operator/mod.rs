@@ -8,6 +8,7 @@
 //! league runs without them (placements, updates and rollovers are the other parts'),
 //! or build key strings itself.
 
+mod adjust;
 pub mod audit;
 pub mod bans;
 mod clock;
@@ -15,6 +16,7 @@ pub mod resettle;
 
 use std::sync::Arc;
 
+pub use adjust::{AdjustOutcome, Adjustment};
 pub use audit::{Actor, AuditEntry, AuditQuery};
 pub use bans::Ban;
 pub use clock::ClockView;

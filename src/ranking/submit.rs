@@ -9,6 +9,8 @@ use crate::context::{Placed, normalize_time, validate_player, validate_request_i
 use crate::error::{Error, InputError, StoreError};
 use crate::rollover::outcome::{LastOutcome, RewardGrant};
 use crate::season::calendar::Period;
+use crate::season::limits::Limit;
+use crate::season::packing::ScoreMode;
 use crate::store::keys::BracketKeys;
 use crate::store::{Store, Update, UpdateReply, UpdateStatus};
 
@@ -44,7 +46,15 @@ impl<S: Store> Boards<S> {
                 .map(|id| (bkeys.request(player, id), window)),
             time: self.ctx.time_check(&item.period, item.at),
             rank: !options.without_rank,
+            limits: self.ctx.season().limits,
         }
+    }
+
+    /// The error of an update refused by `limit` (counted in the metrics).
+    fn limit_error(&self, limit: Limit, got: i128, retry_after_ms: u64) -> Error {
+        crate::metrics::limited(limit.as_str());
+        let limits = &self.ctx.season().limits;
+        limits.exceeded(limit, got, retry_after_ms).into()
     }
 
     /// The answer to an update of `player` on the board of `placed`: the store's
@@ -66,6 +76,24 @@ impl<S: Store> Boards<S> {
             UpdateStatus::Closed => return Err(InputError::PeriodClosed { period }.into()),
             UpdateStatus::Refused(why) => {
                 return Err(self.ctx.time_error(why, &item.period, item.at));
+            }
+            UpdateStatus::Limited {
+                limit,
+                retry_after_ms,
+            } => {
+                let got = match limit {
+                    Limit::MaxPeriodScore => {
+                        // The reply carries the score before the update.
+                        let (cur, _) = self.ctx.season().packing.unpack(reply.packed);
+                        match self.ctx.season().scoring.mode {
+                            ScoreMode::Increment => cur as i128 + value as i128,
+                            ScoreMode::Best => (cur as i128).max(value as i128),
+                            _ => value as i128,
+                        }
+                    }
+                    _ => i128::from(value).abs(),
+                };
+                return Err(self.limit_error(limit, got, retry_after_ms));
             }
             UpdateStatus::NotPlaced => {
                 return Err(StoreError::Protocol(format!(
@@ -159,6 +187,15 @@ impl<S: Store> Boards<S> {
                 })
                 .into(),
             );
+        }
+        // Limits that refuse this value whatever the score, before the player is placed
+        // (a first update would otherwise write a placement for nothing).
+        let limits = &self.ctx.season().limits;
+        if !limits.value_allowed(value) {
+            return Err(self.limit_error(Limit::MaxValue, i128::from(value).abs(), 0));
+        }
+        if value > 0 && !limits.score_allowed(value as u64) {
+            return Err(self.limit_error(Limit::MaxPeriodScore, i128::from(value), 0));
         }
         let at = normalize_time(options.at.unwrap_or(now));
         let period = self.ctx.period_at(Some(at))?;

@@ -26,6 +26,7 @@
 pub mod calendar;
 mod cohorts;
 mod ladder;
+pub mod limits;
 pub mod packing;
 mod parse;
 mod server;
@@ -79,6 +80,8 @@ pub struct Season {
     pub tune: Option<TuneConfig>,
     /// Settings of `leaguekit serve` (`[server]`, optional).
     pub server: ServerConfig,
+    /// Plausibility limits on score updates (`[limits]`, optional: none by default).
+    pub limits: limits::Limits,
 }
 
 /// How players are placed.

@@ -54,6 +54,17 @@ impl ScoreMode {
     }
 }
 
+/// An operator's exact change of a score (see [`Packing::adjust`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Adjustment {
+    /// Adds this (may be negative) to the score.
+    By(i64),
+    /// Sets the score to this.
+    Set(i64),
+}
+
 /// Why an update was refused by the score rules (defined in `crate::error`, with the
 /// other errors, so that `error` imports nothing of the crate).
 pub use crate::error::ScoreRangeError;
@@ -190,6 +201,35 @@ impl Packing {
     }
 }
 
+impl Packing {
+    /// The pure rule of an operator's adjustment, which both stores implement (Redis in
+    /// `lua/adjust.lua`): the score changes exactly, and keeps the time the current
+    /// score was reached (an adjustment is not a play), except a never-scored entry,
+    /// which takes `tick`, the adjustment's time.
+    pub fn adjust(
+        &self,
+        current: u64,
+        change: Adjustment,
+        tick: u64,
+    ) -> Result<u64, ScoreRangeError> {
+        let (score, at) = self.unpack(current);
+        let (value, result) = match change {
+            Adjustment::By(n) => (n, score as i128 + n as i128),
+            Adjustment::Set(n) => (n, n as i128),
+        };
+        if result < 0 || result > self.max_score as i128 {
+            return Err(ScoreRangeError::OutOfRange {
+                current: score,
+                value,
+                result,
+                max: self.max_score,
+            });
+        }
+        let tick = at.unwrap_or(tick.min(self.ticks() - 1));
+        Ok(result as u64 * self.span + (self.span - 1 - tick))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,5 +261,25 @@ mod tests {
         let idle = p.idle();
         let woke = p.apply(ScoreMode::Increment, Some(idle), 0, 9).unwrap();
         assert_eq!(p.unpack(woke), (0, Some(9)));
+    }
+
+    #[test]
+    fn an_adjustment_keeps_the_time_of_the_score() {
+        let p = Packing::new(1000, 100).unwrap();
+        let at5 = p.pack(10, 5).unwrap();
+        assert_eq!(
+            p.adjust(at5, Adjustment::By(-3), 50),
+            Ok(p.pack(7, 5).unwrap())
+        );
+        assert_eq!(
+            p.adjust(at5, Adjustment::Set(900), 50),
+            Ok(p.pack(900, 5).unwrap())
+        );
+        assert_eq!(
+            p.adjust(p.idle(), Adjustment::By(4), 50),
+            Ok(p.pack(4, 50).unwrap())
+        );
+        assert!(p.adjust(at5, Adjustment::By(-11), 50).is_err());
+        assert!(p.adjust(at5, Adjustment::Set(1001), 50).is_err());
     }
 }

@@ -85,6 +85,8 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
     let simulation = raw.simulation.as_ref().map(|s| src.simulation(s));
     let simulation = simulation.transpose()?.unwrap_or_default();
     let tune = raw.tune.as_ref().map(|t| src.tune(t, &tiers)).transpose()?;
+    let (max, period_ms) = (packing.max_score(), calendar.max_period_millis());
+    let limits = super::limits::parse(&src, raw.limits.as_ref(), max, period_ms)?;
 
     Ok(Season {
         name,
@@ -103,6 +105,7 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         simulation,
         server: super::server::parse(&src, raw.server.as_ref())?,
         tune,
+        limits,
     })
 }
 
@@ -128,6 +131,7 @@ pub(super) struct RawSeason {
     pub(super) tune: Option<super::tune::RawTune>,
     pub(super) cohorts: Option<Spanned<super::cohorts::RawCohorts>>,
     pub(super) server: Option<super::server::RawServer>,
+    pub(super) limits: Option<super::limits::RawLimits>,
 }
 
 #[derive(Deserialize)]

@@ -16,6 +16,8 @@
 //! | 405 | `method_not_allowed` | a known path with another method |
 //! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `bracket_not_closed` | the league's state refuses it; nothing was written |
 //! | 409 | `not_started`, `still_closing` | the same, but only for a moment: with `Retry-After` (seconds) and `retry_after_ms` |
+//! | 422 | `limit_exceeded` | beyond a limit of the season's `[limits]` (`max_value`, `max_period_score`); nothing was written |
+//! | 429 | `rate_limited` | the player sent more updates than `limits.rate` allows; nothing was written: with `Retry-After` (seconds) and `retry_after_ms` |
 //! | 408 | `body_timeout` | a write's body did not finish arriving within the request timeout; nothing was written |
 //! | 413 | `payload_too_large`, `too_many_items` | the body is over the limit |
 //! | 500 | `internal` | a bug: please report it |
@@ -239,6 +241,12 @@ fn input_status(e: &InputError) -> (StatusCode, &'static str) {
         I::NoExclusions => (bad, "no_exclusions"),
         I::NotInBracket { .. } => (bad, "not_in_bracket"),
         I::ExcludesEveryone { .. } => (bad, "excludes_everyone"),
+        I::LimitExceeded {
+            limit: crate::error::Limit::Rate,
+            ..
+        } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+        I::LimitExceeded { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "limit_exceeded"),
+        I::NotPlaced { .. } => (StatusCode::NOT_FOUND, "not_placed"),
         _ => (bad, "bad_request"),
     }
 }

@@ -32,7 +32,9 @@ use super::routes::clock::{ClockIn, ClockOut};
 use super::routes::resettle::{
     OutcomeSummaryOut, PlayerCorrectionOut, ResettleIn, ResettleOut, TierCreditOut,
 };
-use super::routes::{audit, bans, boards, clock, periods, players, resettle, scores, system};
+use super::routes::{
+    adjust, audit, bans, boards, clock, periods, players, resettle, scores, system,
+};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -86,6 +88,7 @@ use super::routes::{audit, bans, boards, clock, periods, players, resettle, scor
         resettle::resettle,
         super::prometheus::render,
         system::healthz,
+        adjust::adjust,
     ),
     components(schemas(
         ErrorBody, ErrorDetail, ErrorCode, JoinIn, SubmitIn, BatchItemIn, ClaimIn, PlacementOut,
@@ -96,7 +99,7 @@ use super::routes::{audit, bans, boards, clock, periods, players, resettle, scor
         HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut,
         audit::AuditOut, audit::AuditEntryOut, ClockIn, ClockOut, BanIn, UnbanIn, BanOut,
         UnbanOut, BansOut, ResettleIn, ResettleOut, PlayerCorrectionOut, OutcomeSummaryOut,
-        TierCreditOut
+        TierCreditOut, adjust::AdjustIn, adjust::AdjustOut
     )),
     modifiers(&Bearer, &Answers),
     tags(
@@ -209,6 +212,8 @@ pub(super) enum ErrorCode {
     NoExclusions,
     NotInBracket,
     ExcludesEveryone,
+    LimitExceeded,
+    RateLimited,
 }
 
 /// `applied` (the update changed the score) or `duplicate` (its request id had been
@@ -357,7 +362,7 @@ impl Modify for Answers {
                         .or_insert_with(|| error_answer(description));
                 }
                 for (status, answer) in op.responses.responses.iter_mut() {
-                    if status != "409" && status != "503" {
+                    if !["409", "429", "503"].contains(&status.as_str()) {
                         continue;
                     }
                     if let RefOr::T(answer) = answer {
@@ -372,7 +377,7 @@ impl Modify for Answers {
                                             .minimum(Some(1)),
                                     )
                                     .description(Some(
-                                        "With not_started, still_closing and store_unreachable: \
+                                        "With not_started, still_closing, rate_limited and store_unreachable: \
                                      whole seconds to wait before sending the same request \
                                      again (also `retry_after_ms` in the body)",
                                     ))

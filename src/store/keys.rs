@@ -273,6 +273,12 @@ impl BracketKeys {
         [self.base.as_str(), ":orig"].concat()
     }
 
+    /// Hash: player id → the rate limit's arrival time (`season/limits.rs`), only
+    /// for a season with `limits.rate`; it expires a window after its last write.
+    pub fn rate(&self) -> String {
+        [self.base.as_str(), ":rate"].concat()
+    }
+
     /// The idempotency key of one player's request id in this bracket. Both ids are
     /// escaped (`:` included), so `(player, request id)` pairs never share a key.
     pub fn request(&self, player: &str, request_id: &str) -> String {

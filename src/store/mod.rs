@@ -7,9 +7,10 @@
 //!   around-me reads, cached profiles;
 //! - [`RolloverStore`]: closing brackets and periods, outcomes, rewards and claims;
 //! - [`AuditStore`]: the audit log of operator actions;
-//! - [`ClockStore`]: the staging clock's offset (`[clock] travel = true`).
-//! - [`BanStore`]: bans' records and markers.
-//! - [`CorrectionStore`]: re-settlements of closed brackets.
+//! - [`ClockStore`]: the staging clock's offset (`[clock] travel = true`);
+//! - [`BanStore`]: bans' records and markers;
+//! - [`CorrectionStore`]: re-settlements of closed brackets;
+//! - [`AdjustStore`]: operators' exact changes of a score.
 //!
 //! [`Store`] is their sum, which [`crate::League`] runs on. Each method is one atomic
 //! step on one hash slot (see [`keys`]), so the Redis implementation ([`redis`]) is one
@@ -21,6 +22,7 @@
 //! season's rules beyond the numbers an operation carries (packing, time limits), and
 //! never decides anything the engine should.
 
+mod adjust;
 mod audit;
 mod bans;
 mod blocked;
@@ -38,6 +40,7 @@ use std::future::Future;
 
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
+pub use adjust::{Adjust, AdjustStore, Adjusted};
 pub use audit::AuditStore;
 pub use bans::{BanStore, BracketBan, PeriodBan, ban_field};
 pub use blocked::*;
@@ -571,7 +574,14 @@ pub trait RolloverStore: Send + Sync + 'static {
 /// Everything a [`crate::League`] needs: the concerns together. Implemented for every
 /// type that implements them.
 pub trait Store:
-    LeagueStore + RankingStore + RolloverStore + AuditStore + ClockStore + BanStore + CorrectionStore
+    LeagueStore
+    + RankingStore
+    + RolloverStore
+    + AuditStore
+    + ClockStore
+    + BanStore
+    + CorrectionStore
+    + AdjustStore
 {
 }
 
@@ -583,5 +593,6 @@ impl<T> Store for T where
         + ClockStore
         + BanStore
         + CorrectionStore
+        + AdjustStore
 {
 }

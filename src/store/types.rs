@@ -357,6 +357,8 @@ pub struct Update<'a> {
     /// Whether the reply carries the rank after the update (it costs the store a scan
     /// of the board on Redis).
     pub rank: bool,
+    /// The season's plausibility limits (none: the update skips them).
+    pub limits: crate::season::limits::Limits,
 }
 
 /// What the store did with an update.
@@ -380,6 +382,14 @@ pub enum UpdateStatus {
     NotPlaced,
     /// The event is too early or in the future by the store's clock; nothing changed.
     Refused(TimeRefusal),
+    /// The update is beyond one of the season's limits; nothing changed (the
+    /// idempotency record was not written either).
+    Limited {
+        /// Which limit.
+        limit: crate::season::limits::Limit,
+        /// For the rate: milliseconds until the player's next update is allowed.
+        retry_after_ms: u64,
+    },
 }
 
 /// The store's reply to an update.
@@ -388,7 +398,8 @@ pub enum UpdateStatus {
 pub struct UpdateReply {
     /// What happened.
     pub status: UpdateStatus,
-    /// The packed value after the update (the first answer's, for a duplicate).
+    /// The packed value after the update (the first answer's, for a duplicate; the
+    /// current one, for an update refused as out of range or by a limit).
     pub packed: u64,
     /// 0-based rank after the update (the first answer's, for a duplicate): `None`
     /// when the update did not ask for it, or for a duplicate whose first answer had

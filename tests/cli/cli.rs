@@ -599,3 +599,37 @@ fn ban_unban_and_bans_on_the_command_line() {
     assert_eq!(cli.json(&["submit", "ana", "2"])["score"], 2);
     assert_eq!(cli.json(&["bans"]), serde_json::json!({"bans": []}));
 }
+
+#[test]
+fn adjust_changes_a_score_and_refuses_bad_input() {
+    let cli = Cli::new("cli_adjust");
+    cli.json(&["submit", "ana", "100"]);
+    let done = cli.json(&["adjust", "ana", "--by", "-30", "--reason", "replayed match"]);
+    assert_eq!(
+        keys(&done),
+        ["after", "before", "bracket", "period", "player", "tier"]
+    );
+    assert_eq!(
+        (done["before"].as_u64(), done["after"].as_u64()),
+        (Some(100), Some(70))
+    );
+    let done = cli.json(&["adjust", "ana", "--set", "5", "--reason", "ticket 7"]);
+    assert_eq!(done["after"], 5);
+    cli.fails(
+        &["adjust", "ana", "--set", "-1", "--reason", "x"],
+        2,
+        "score would become -1",
+    );
+    cli.fails(
+        &["adjust", "nobody", "--by", "1", "--reason", "x"],
+        2,
+        "not placed",
+    );
+    cli.fails(&["adjust", "ana", "--by", "1"], 2, "--reason");
+    cli.fails(
+        &["adjust", "ana", "--by", "1", "--set", "2", "--reason", "x"],
+        2,
+        "cannot be used with",
+    );
+    assert_eq!(cli.json(&["player", "ana"])["score"], 5);
+}

@@ -1295,3 +1295,33 @@ fn server_timeouts_are_read_and_checked() {
         &["expected a string"],
     );
 }
+
+#[test]
+fn limits_are_read_and_checked_at_their_key() {
+    assert!(load(BASE).limits.is_empty());
+    let s = load(&format!(
+        "{BASE}\n[limits]\nmax_value = 500\nrate = \"30/1m\"\nmax_period_score = 90000\n"
+    ));
+    assert_eq!(s.limits.max_value, Some(500));
+    assert_eq!(s.limits.max_period_score, Some(90_000));
+    let rate = s.limits.rate.expect("rate");
+    assert_eq!((rate.count, rate.window.as_secs()), (30, 60));
+    let with = |section: &str| format!("{BASE}\n[limits]\n{section}\n");
+    refused(
+        &with("max_period_score = 1000001"),
+        "max_period_score",
+        &[
+            "limits.max_period_score = 1000001",
+            "scoring.max_score = 1000000",
+        ],
+    );
+    refused(&with("max_value = 0"), "max_value", &["limits.max_value"]);
+    for bad in ["\"30\"", "\"0/1m\"", "\"30/1y\"", "\"ten/1m\""] {
+        refused(
+            &with(&format!("rate = {bad}")),
+            "rate",
+            &["limits.rate", "30/1m"],
+        );
+    }
+    refused(&with("burst = 3"), "burst", &["burst"]);
+}

@@ -11,6 +11,7 @@ mod serving;
 mod bans;
 mod browser;
 mod http;
+mod limits_adjust;
 mod parity;
 mod resettle;
 mod staging;

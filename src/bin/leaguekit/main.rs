@@ -14,6 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod adjust;
 mod audit;
 mod bans;
 mod batch;
@@ -99,6 +100,7 @@ enum Command {
     Unban(bans::UnbanArgs),
     /// List the bans that hold now.
     Bans,
+    Adjust(adjust::AdjustArgs),
     #[cfg(feature = "server")]
     Serve(serve::ServeArgs),
 }
@@ -127,6 +129,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Ban(args) => bans::ban(&cli, season, args).await,
         Command::Unban(args) => bans::unban(&cli, season, args).await,
         Command::Bans => bans::list(&cli, season).await,
+        Command::Adjust(args) => adjust::run(&cli, season, args).await,
         #[cfg(feature = "server")]
         Command::Serve(args) => serve::run(&cli, season, args).await,
     }

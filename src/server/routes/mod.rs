@@ -3,6 +3,7 @@
 //! Owns: the table of routes.
 //! Must not: hold handler logic.
 
+pub(super) mod adjust;
 pub(super) mod audit;
 pub(super) mod bans;
 pub(super) mod boards;
@@ -37,6 +38,7 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
                 .patch(players::patch_profile::<S>),
         )
         .route("/v1/players/{player}/rewards", get(players::rewards::<S>))
+        .route("/v1/players/{player}/adjust", post(adjust::adjust::<S>))
         .route(
             "/v1/players/{player}/rewards:claim",
             post(players::claim::<S>),

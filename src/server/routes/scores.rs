@@ -56,6 +56,8 @@ fn options(
         (status = 401, body = ErrorBody),
         (status = 403, description = "forbidden (a viewer token), or banned: the player is banned (the message says until when)", body = ErrorBody),
         (status = 409, description = "period_closed, not_joined; not_started and still_closing with Retry-After", body = ErrorBody),
+        (status = 422, description = "limit_exceeded: beyond the season's limits.max_value or limits.max_period_score; nothing was written", body = ErrorBody),
+        (status = 429, description = "rate_limited: more updates than the season's limits.rate allows; nothing was written; Retry-After", body = ErrorBody),
         (status = 413, body = ErrorBody),
         (status = 408, description = "body_timeout: the body did not finish arriving within the request timeout; nothing was written", body = ErrorBody),
         (status = 503, description = "store_unreachable (nothing was written; Retry-After), unknown (resend only with the same request_id and the error's at), or store_unavailable", body = ErrorBody),

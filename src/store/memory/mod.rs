@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 use crate::clock::{Clock, SystemClock};
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PlayerKeys};
+mod adjust;
 mod audit;
 mod bans;
 mod clock;
@@ -86,6 +87,8 @@ struct BracketData {
     /// request key → (packed, rank if asked for, expires at).
     requests: HashMap<String, (u64, Option<u64>, DateTime<Utc>)>,
     outcomes: HashMap<String, String>,
+    /// player → the rate limit's theoretical arrival time (`Rate::admit`).
+    rates: HashMap<String, u64>,
     /// (owner, expires at in unix milliseconds).
     lease: Option<(String, i64)>,
     expire_at: Option<i64>,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::{BracketData, MemoryStore};
 use crate::error::StoreError;
+use crate::season::limits::Limit;
 use crate::season::packing::Packing;
 use crate::store::keys::{BracketKeys, PlayerKeys};
 use crate::store::*;
@@ -114,27 +115,73 @@ impl BracketData {
                 };
             }
         };
-        match packing.apply(update.mode, Some(current), update.value, update.tick) {
-            Ok(packed) => {
-                self.put(update.player, packed);
-                let rank = update.rank.then(|| self.rank(update.player, packed));
-                if let Some((key, window)) = &update.request {
-                    self.requests.retain(|_, (_, _, exp)| *exp > now);
-                    let expires = now + chrono::Duration::seconds(*window as i64);
-                    self.requests.insert(key.clone(), (packed, rank, expires));
-                }
-                UpdateReply {
-                    status: UpdateStatus::Applied,
-                    packed,
-                    rank,
+        let packed = match packing.apply(update.mode, Some(current), update.value, update.tick) {
+            Ok(packed) => packed,
+            Err(_) => {
+                return UpdateReply {
+                    status: UpdateStatus::OutOfRange { current },
+                    packed: current,
+                    rank: None,
+                };
+            }
+        };
+        // The season's limits, in update.lua's order, after the score rules.
+        let mut tat = None;
+        if !update.limits.is_empty() {
+            match self.limited(update, packing.unpack(packed).0, now_ms) {
+                Ok(t) => tat = t,
+                Err(status) => {
+                    return UpdateReply {
+                        status,
+                        packed: current,
+                        rank: None,
+                    };
                 }
             }
-            Err(_) => UpdateReply {
-                status: UpdateStatus::OutOfRange { current },
-                packed: current,
-                rank: None,
-            },
         }
+        self.put(update.player, packed);
+        let rank = update.rank.then(|| self.rank(update.player, packed));
+        if let Some((key, window)) = &update.request {
+            self.requests.retain(|_, (_, _, exp)| *exp > now);
+            let expires = now + chrono::Duration::seconds(*window as i64);
+            self.requests.insert(key.clone(), (packed, rank, expires));
+        }
+        if let Some(t) = tat {
+            self.rates.insert(update.player.to_owned(), t);
+        }
+        UpdateReply {
+            status: UpdateStatus::Applied,
+            packed,
+            rank,
+        }
+    }
+
+    /// The limits' verdict on an update that would give `score`: `Ok` with the rate's
+    /// new arrival time to store (if the season has a rate), or the refusal.
+    fn limited(
+        &self,
+        update: &Update<'_>,
+        score: u64,
+        now_ms: i64,
+    ) -> Result<Option<u64>, UpdateStatus> {
+        let limits = &update.limits;
+        let hit = |limit, retry_after_ms| UpdateStatus::Limited {
+            limit,
+            retry_after_ms,
+        };
+        if !limits.value_allowed(update.value) {
+            return Err(hit(Limit::MaxValue, 0));
+        }
+        if !limits.score_allowed(score) {
+            return Err(hit(Limit::MaxPeriodScore, 0));
+        }
+        let Some(rate) = limits.rate else {
+            return Ok(None);
+        };
+        let elapsed = u64::try_from(now_ms - update.time.start_ms).unwrap_or(0);
+        rate.admit(self.rates.get(update.player).copied(), elapsed)
+            .map(Some)
+            .map_err(|wait| hit(Limit::Rate, wait))
     }
 }
 

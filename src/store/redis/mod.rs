@@ -33,6 +33,7 @@
 //! doubles; the scripts never let Lua format a number with `%.14g`, and every score
 //! read back is checked to be an integer in range before it is trusted.
 
+mod adjust;
 mod audit;
 mod bans;
 mod bracket_scripts;

@@ -83,6 +83,7 @@ scripts! {
     correction_begin: [],
     correction_apply: [],
     player_fix: [],
+    adjust: [clock, numbers, page_expiry],
 }
 
 #[cfg(test)]

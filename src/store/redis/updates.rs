@@ -26,6 +26,7 @@ use super::reply::*;
 use super::scripts::SCRIPTS;
 use super::{MAX_WINDOW_SECS, RedisStore, Retry, attempt_token, time_refusal};
 use crate::error::StoreError;
+use crate::season::limits::{Limit, Limits};
 use crate::season::packing::{EXACT_LIMIT, Packing};
 use crate::store::keys::{BracketKeys, hash_tag};
 use crate::store::*;
@@ -45,6 +46,7 @@ type Item<'a, 'u> = (&'a BracketKeys, &'a Update<'u>, &'a str);
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Shared {
     mode: &'static str,
+    limits: Limits,
     /// The max_score argument: -1 when the packing parameters are invalid (the
     /// in-memory store refuses every update then; the script answers out of range).
     max: i128,
@@ -61,6 +63,7 @@ impl Shared {
     fn of(update: &Update<'_>) -> Shared {
         Shared {
             mode: update.mode.as_str(),
+            limits: update.limits,
             max: if valid(update) {
                 i128::from(update.max_score)
             } else {
@@ -105,7 +108,24 @@ fn update_call(items: &[Item<'_, '_>]) -> ScriptInvocation<'static> {
             _ => None,
         })
         .max();
-    inv.arg(shared.mode)
+    // The limits ride on the mode argument, so that a season without them sends
+    // exactly what it always did.
+    let mode = if shared.limits.is_empty() {
+        shared.mode.to_owned()
+    } else {
+        let l = &shared.limits;
+        let opt = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+        format!(
+            "{} {} {} {} {}",
+            shared.mode,
+            opt(l.max_value.map(|v| v.min(EXACT_LIMIT))),
+            opt(l.max_period_score),
+            opt(l.rate.map(|r| r.count)),
+            opt(l.rate.map(|r| r.window_ms())),
+        )
+    };
+    let rated = shared.limits.rate.is_some();
+    inv.arg(mode)
         .arg(shared.max.to_string())
         .arg(shared.span)
         .arg(match (shared.store_clock, clock) {
@@ -130,6 +150,9 @@ fn update_call(items: &[Item<'_, '_>]) -> ScriptInvocation<'static> {
                 String::new()
             }
         };
+        if rated {
+            inv.key(keys.rate());
+        }
         inv.arg(update.player)
             .arg(update.value.clamp(-limit, limit))
             .arg(if valid {
@@ -236,6 +259,23 @@ fn update_reply(v: Value, token: &str) -> Result<UpdateReply, StoreError> {
             (UpdateStatus::OutOfRange { current }, current, None)
         }
         "closed" => (UpdateStatus::Closed, 0, None),
+        "limited" => {
+            let limit = match detail(1, "limit", "")?.as_str() {
+                "max_value" => Limit::MaxValue,
+                "max_period_score" => Limit::MaxPeriodScore,
+                "rate" => Limit::Rate,
+                other => return Err(protocol(format!("unknown limit {other:?}"))),
+            };
+            let retry_after_ms = number(2, "retry")?;
+            (
+                UpdateStatus::Limited {
+                    limit,
+                    retry_after_ms,
+                },
+                number(3, "packed")?,
+                None,
+            )
+        }
         "not_placed" => (UpdateStatus::NotPlaced, 0, None),
         "not_yet" | "future" => match time_refusal(&items)? {
             Some(why) => (UpdateStatus::Refused(why), 0, None),

@@ -1,5 +1,5 @@
 -- clock.lua: the league clock, the one rule by which every script tells the time.
--- Included by: begin_close, claim_bracket, join, update, record_state, set_profile,
+-- Included by: adjust, begin_close, claim_bracket, join, update, record_state, set_profile,
 -- snapshot (assembled in front of them by src/store/redis/scripts.rs).
 --
 -- Whether a period has started, accepts an event or may close is decided by one clock

@@ -1,5 +1,5 @@
 -- numbers.lua: how a script prints a number it sends to Redis or answers.
--- Included by: around, join, update (assembled in front of them by
+-- Included by: adjust, around, join, update (assembled in front of them by
 -- src/store/redis/scripts.rs).
 --
 -- Lua 5.1 numbers are doubles; tostring() and implicit number-to-string conversion

@@ -1,7 +1,7 @@
 -- page_expiry.lua: the page cache's expiry rule, for the page cache and the profiles'
 -- string (see open_page.lua) and the bracket meta that says they may exist.
--- Included by: standings, open_page, keep_page, finish_bracket (assembled in front of
--- them by src/store/redis/scripts.rs).
+-- Included by: standings, open_page, keep_page, finish_bracket, adjust (assembled in
+-- front of them by src/store/redis/scripts.rs).
 --
 -- Kept pages and the profiles' string are read with a plain HGET or GET, which
 -- cannot compare them with the board, so they never outlive the board: each expires

@@ -23,7 +23,10 @@
 -- Times are unix milliseconds (about 1.8e12), exact as doubles.
 --
 -- Shared by every update of the call:
--- ARGV[1]  mode: increment | best | set
+-- ARGV[1]  mode: increment | best | set; followed, when the season has `[limits]`, by
+--          " max_value max_period_score rate_count rate_window_ms" ("-" for a limit
+--          not set: see `season/limits.rs`). Without limits nothing below reads them,
+--          and an update runs no command for them.
 -- ARGV[2]  max_score; -1 means no score is in range (the caller found the packing
 --          parameters invalid, where the in-memory store refuses every update)
 -- ARGV[3]  span (T)
@@ -31,8 +34,8 @@
 -- ARGV[5]  the period's start, ARGV[6] when it stops accepting events (end + skew),
 --          ARGV[7] the allowed skew (all ms)
 --
--- Per update i, four keys from KEYS[4(i-1) + 1] and seven arguments from
--- ARGV[7 + 7(i-1) + 1]:
+-- Per update i, four keys from KEYS[4(i-1) + 1] (five with a rate limit: the fifth
+-- is the bracket's rate hash) and seven arguments from ARGV[7 + 7(i-1) + 1]:
 -- KEYS  bracket board (zset: player -> minus the packed score); bracket meta (hash:
 --       field "closed" marks a closed bracket, "paged" that the page cache may hold
 --       pages); bracket page cache (see open_page.lua), deleted when the board
@@ -55,11 +58,25 @@
 --   {"closed", "0", "0"}                 the bracket or period is closed
 --   {"not_placed"}                       the player is not on this board
 --   {"out_of_range", current packed, "0"}
+--   {"limited", limit, retry ms, current packed}   beyond a limit (nothing written)
 --   "packed:rank"                        applied (one string: the common answer)
 --   {"malformed", what}                  data this script did not write
 --   {"refused", error}                   the server refused a command of the update
 
 local mode = ARGV[1]
+-- The season's limits, if any (nil: none, the common case).
+local limits
+do
+  local m, value, score, count, window =
+    string.match(mode, '^(%a+) (%S+) (%S+) (%S+) (%S+)$')
+  if m then
+    mode = m
+    limits = {value = tonumber(value), score = tonumber(score),
+              count = tonumber(count), window = tonumber(window)}
+  end
+end
+-- Keys per update: a rate limit adds the bracket's rate hash.
+local per = (limits and limits.count) and 5 or 4
 local max = tonumber(ARGV[2])
 local span = tonumber(ARGV[3])
 local start = tonumber(ARGV[5])
@@ -99,8 +116,8 @@ local function unless_seen(ask, reply)
   return reply
 end
 
--- Update i's keys are KEYS[k + 1..4] and its arguments ARGV[a + 1..7]:
--- k = 4(i-1), a = 7 + 7(i-1).
+-- Update i's keys are KEYS[k + 1..per] and its arguments ARGV[a + 1..7]:
+-- k = per(i-1), a = 7 + 7(i-1).
 local function update(k, a)
   local player = ARGV[a + 1]
   local window = ARGV[a + 4]
@@ -189,6 +206,37 @@ local function update(k, a)
     return unless_seen(ask, {'out_of_range', fmt(packed), '0'})
   end
 
+  -- The season's limits (`season/limits.rs`), in its order. The rate is a GCRA whose
+  -- "theoretical arrival time" per player is kept in units of 1/count ms from the
+  -- period's start (every number an exact integer), in the bracket's rate hash; the
+  -- hash lives a window past its last write, when every time in it is past.
+  local tat
+  if limits then
+    if limits.value and math.abs(value) > limits.value then
+      return unless_seen(ask, {'limited', 'max_value', '0', fmt(packed)})
+    end
+    if limits.score and result > limits.score then
+      return unless_seen(ask, {'limited', 'max_period_score', '0', fmt(packed)})
+    end
+    if limits.count then
+      local w = limits.window
+      local t = clock() - start
+      if t < 0 then
+        t = 0
+      end
+      t = t * limits.count
+      tat = tonumber(redis.call('HGET', KEYS[k + 5], player) or '0')
+      if tat < t then
+        tat = t
+      end
+      tat = tat + w
+      local over = tat - t - w * limits.count
+      if over > 0 then
+        return unless_seen(ask, {'limited', 'rate', fmt(math.ceil(over / limits.count)), fmt(packed)})
+      end
+    end
+  end
+
   local tick = tonumber(ARGV[a + 3])
   if tick > span - 2 then
     tick = span - 2
@@ -232,6 +280,10 @@ local function update(k, a)
     redis.call('DEL', KEYS[k + 3])
     redis.call('HDEL', KEYS[k + 2], 'paged')
   end
+  if tat then
+    redis.call('HSET', KEYS[k + 5], player, fmt(tat))
+    redis.call('PEXPIRE', KEYS[k + 5], limits.window + 60000)
+  end
   -- The hot answer as one string, not a table: Redis turns each table of a script's
   -- reply into RESP by looking up six special fields of it (err, ok, double, ...):
   -- about 5,000 instructions, 4% of an update, under callgrind.
@@ -254,7 +306,7 @@ local function each(k, a)
 end
 
 local reply = {}
-for i = 1, #KEYS / 4 do
-  reply[i] = each(4 * (i - 1), 7 + 7 * (i - 1))
+for i = 1, #KEYS / per do
+  reply[i] = each(per * (i - 1), 7 + 7 * (i - 1))
 end
 return reply
