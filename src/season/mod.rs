@@ -25,6 +25,7 @@
 
 pub mod calendar;
 mod cohorts;
+mod duration;
 mod ladder;
 pub mod limits;
 pub mod packing;

@@ -34,6 +34,7 @@ mod profile;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
+mod time;
 mod types;
 
 use std::future::Future;
@@ -47,6 +48,7 @@ pub use blocked::*;
 pub use clock::ClockStore;
 pub use correction::*;
 pub use profile::ProfileChange;
+pub use time::*;
 pub use types::*;
 
 /// Placements: the bracket counters, board entries and players' league state.
