@@ -279,7 +279,8 @@ function renderStandings(s) {
 
 // ---- player search -----------------------------------------------------------
 
-async function lookUp(player) {
+// `notice`: what an operator's action just did, shown on the refreshed card.
+async function lookUp(player, notice) {
   const out = $("player-result");
   out.replaceChildren(el("div", { class: "muted" }, "Looking up…"));
   try {
@@ -315,6 +316,7 @@ async function lookUp(player) {
     } else {
       parts.push(el("p", { class: "muted" }, "None."));
     }
+    if (notice) parts.push(el("div", { class: "ok notice", role: "status" }, notice));
     if (state.admin) parts.push(playerActions(p));
     out.replaceChildren(...parts);
   } catch (e) {
@@ -433,9 +435,8 @@ function playerActions(p) {
     go.disabled = true;
     try {
       await send(path, body);
-      result.textContent = "Done.";
       await Promise.all([loadOperator(), loadCounts()]);
-      lookUp(p.player);
+      lookUp(p.player, `Done: ${what.options[what.selectedIndex].text}${what.value.startsWith("adjust") ? " " + value.value : ""}.`);
     } catch (e) {
       result.textContent = e.message;
     } finally {

@@ -140,6 +140,12 @@ fn a_cheater_is_excluded_and_the_runner_up_takes_the_place() {
         rewards(&cli, "cheat"),
         json!([{"source": "1/bronze/1", "grant": "gems:100"}])
     );
+    // The cheater is banned: a ban changes no closed bracket, the re-settlement does.
+    cli.json(&["ban", "cheat", "--reason", "speed hack"]);
+    assert_eq!(
+        rewards(&cli, "cheat"),
+        json!([{"source": "1/bronze/1", "grant": "gems:100"}])
+    );
 
     // Bad input: a typed error on stderr, exit 2, nothing written.
     cli.fails(
@@ -269,6 +275,17 @@ fn a_cheater_is_excluded_and_the_runner_up_takes_the_place() {
     assert_eq!(cli.lines(&["export", "--period", "1"]), export);
 
     assert_eq!(cli.json(&["join", "ana"])["tier"], "silver");
-    assert_eq!(cli.json(&["join", "cheat"])["tier"], "bronze");
     assert_eq!(cli.json(&["join", "bo"])["tier"], "bronze");
+    cli.fails(&["join", "cheat"], "banned");
+    // Both actions are in the audit log; once unbanned, the cheater plays bronze.
+    let audit = cli.json(&["audit", "--player", "cheat"]);
+    let actions: Vec<&str> = audit["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .collect();
+    assert_eq!(actions, ["ban", "resettle"], "{audit}");
+    cli.json(&["unban", "cheat", "--reason", "appeal"]);
+    assert_eq!(cli.json(&["join", "cheat"])["tier"], "bronze");
 }

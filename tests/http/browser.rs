@@ -538,14 +538,19 @@ async fn act(c: &Client, player: &str, action: &str, amount: &str, reason: &str)
         .await
         .expect("click");
     confirm(c).await;
-    until(
+    let done = until(
         c,
         Duration::from_secs(5),
         "the action's result",
-        "const r = document.querySelector('#player-result .actions .result');
-         return r && r.textContent === 'Done.' ? true : (r && r.textContent ? r.textContent : null);",
+        "const n = document.querySelector('#player-result .notice');
+         const r = document.querySelector('#player-result .actions .result');
+         return n ? n.textContent : (r && r.textContent ? 'failed: ' + r.textContent : null);",
     )
     .await;
+    assert!(
+        done.as_str().is_some_and(|t| t.starts_with("Done")),
+        "{player} {action}: {done}"
+    );
 }
 
 /// The operator's side: a viewer sees none of it; an admin sees bans and the audit

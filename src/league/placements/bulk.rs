@@ -121,8 +121,9 @@ impl<S: Store> Placements<S> {
         let mut results: Vec<Option<Result<Placement, Error>>> = Vec::with_capacity(items.len());
         let mut wants = Vec::new();
         let mut asked = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            let checked = (|| -> Result<PlaceWant<'_>, Error> {
+        let checked: Vec<Result<PlaceWant<'_>, Error>> = items
+            .iter()
+            .map(|item| -> Result<PlaceWant<'_>, Error> {
                 validate_player(&item.player)?;
                 self.ctx.validate_cohort(item.options.cohort.as_deref())?;
                 let at = normalize_time(item.options.at.unwrap_or(now));
@@ -134,14 +135,18 @@ impl<S: Store> Placements<S> {
                     at,
                     cohort: item.options.cohort.as_deref(),
                 })
-            })();
-            let checked = match checked {
-                Ok(want) => self
-                    .check_cached_join(want.player, want.period.id)
-                    .await
-                    .map(|()| want),
-                Err(e) => Err(e),
-            };
+            })
+            .collect();
+        // Players this process placed before are checked to be still on their boards
+        // (a ban elsewhere removes them), all at once: on Redis, one pipelined round
+        // trip rather than one per player.
+        let checked = futures::future::join_all(checked.into_iter().map(|c| async move {
+            let want = c?;
+            self.check_cached_join(want.player, want.period.id).await?;
+            Ok(want)
+        }))
+        .await;
+        for (i, checked) in checked.into_iter().enumerate() {
             match checked {
                 Ok(want) => {
                     results.push(None);
