@@ -85,6 +85,25 @@ async fn limits_answer_422_and_429_and_adjust_is_admin_only() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body[0]["error"]["code"], "rate_limited", "{body}");
     assert_eq!(body[1]["status"], "applied", "{body}");
+    // Each refusal is counted by its limit.
+    let metrics = http
+        .get(served.url("/metrics"))
+        .bearer_auth(VIEWER)
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    for line in [
+        "leaguekit_limited_total{limit=\"max_value\"} 1",
+        "leaguekit_limited_total{limit=\"rate\"} 2",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "{line} missing:\n{metrics}"
+        );
+    }
 
     // Adjusting is for admin tokens only; limits do not apply to it.
     let adjust = json!({"by": 5000, "reason": "tournament prize"});

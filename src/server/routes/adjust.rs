@@ -30,8 +30,13 @@ pub(crate) struct AdjustIn {
     /// Set the score to this.
     #[schema(minimum = -9_007_199_254_740_991_i64, maximum = 9_007_199_254_740_991_i64)]
     set: Option<i64>,
-    /// Why, for the audit log: 1-500 characters.
-    #[schema(min_length = 1, max_length = 500)]
+    /// Why, for the audit log: 1-500 characters, not only spaces, no control
+    /// characters.
+    #[schema(
+        min_length = 1,
+        max_length = 500,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     reason: String,
 }
 

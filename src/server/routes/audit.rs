@@ -25,6 +25,7 @@ pub(crate) struct AuditQueryIn {
     /// Only actions about this player.
     player: Option<String>,
     /// Only actions at or after this time (RFC 3339).
+    #[param(format = DateTime)]
     since: Option<String>,
     /// At most this many entries, 1-1000 (default 1000).
     #[param(minimum = 1, maximum = 1000)]

@@ -23,7 +23,13 @@ use crate::store::Store;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BanIn {
-    /// Why (recorded in the audit log): 1-500 characters.
+    /// Why (recorded in the audit log): 1-500 characters, not only spaces, no control
+    /// characters.
+    #[schema(
+        min_length = 1,
+        max_length = 500,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     pub(crate) reason: String,
     /// When the ban ends, RFC 3339 by the league clock (default: when lifted).
     #[schema(format = DateTime)]
@@ -34,7 +40,13 @@ pub(crate) struct BanIn {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UnbanIn {
-    /// Why (recorded in the audit log).
+    /// Why (recorded in the audit log): 1-500 characters, not only spaces, no control
+    /// characters.
+    #[schema(
+        min_length = 1,
+        max_length = 500,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     pub(crate) reason: Option<String>,
 }
 

@@ -43,14 +43,23 @@ impl From<ClockView> for ClockOut {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(in crate::server) struct ClockIn {
-    /// Move the clock forward by this duration (`90s`, `15m`, `1h`, `3d`).
+    /// Move the clock forward by this duration: a whole number followed by `ms`, `s`,
+    /// `m`, `h` or `d` (`90s`, `15m`, `1h`, `3d`).
     #[serde(default)]
+    #[schema(pattern = r"^[0-9]+(ms|s|m|h|d)$")]
     advance: Option<String>,
     /// Move the clock to this time (RFC 3339), after the league clock's now.
     #[serde(default)]
+    #[schema(format = DateTime)]
     set: Option<String>,
-    /// Why, for the audit log (at most 500 characters).
+    /// Why, for the audit log (1-500 characters, not only spaces, no control
+    /// characters).
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 500,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     reason: Option<String>,
 }
 

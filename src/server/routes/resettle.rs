@@ -24,10 +24,16 @@ use crate::store::Store;
 pub(crate) struct ResettleIn {
     /// The players to exclude (at least one; earlier re-settlements' exclusions stay).
     #[serde(default)]
+    #[schema(min_items = 1, inline)]
     exclude: Vec<String>,
     /// Why: kept in the audit log and shown with the corrected outcomes (1-500
-    /// characters).
+    /// characters, not only spaces, no control characters).
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 500,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     reason: String,
 }
 

@@ -41,22 +41,13 @@ local raw = redis.call('ZSCORE', KEYS[1], player)
 if not raw then
   return {'not_placed'}
 end
-local packed = 0 - tonumber(raw)
-if packed ~= packed or packed < 0 or packed > 9007199254740992
-    or packed ~= math.floor(packed) then
+local packed = board_packed(raw)
+if not packed then
   return {'malformed', 'score ' .. raw .. ' of ' .. player .. ' in ' .. KEYS[1]}
 end
 
 local span = tonumber(ARGV[5])
-local score = math.floor(packed / span)
-local rev = packed - score * span
-if rev < 0 then
-  score = score - 1
-  rev = rev + span
-elseif rev >= span then
-  score = score + 1
-  rev = rev - span
-end
+local score, rev = split_packed(packed, span)
 
 local n = tonumber(ARGV[3])
 local result

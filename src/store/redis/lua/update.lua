@@ -14,9 +14,8 @@
 --
 -- Numbers: Lua 5.1 numbers are doubles. Every packed value is an integer at most
 -- 2^53 - 1, so it is held exactly, but two things need care:
---   * the remainder is computed as p - q * span and checked, not trusted: with
---     (max_score + 1) * span <= 2^53, p / span cannot round up to the next integer,
---     but the check costs nothing and keeps a rounding surprise from going unseen;
+--   * the remainder is computed as p - q * span and checked, not trusted
+--     (split_packed, numbers.lua);
 --   * tostring() and implicit number-to-string conversion use "%.14g", which
 --     loses digits above 1e14, so every number sent to Redis or returned goes
 --     through fmt() (numbers.lua), exact for every integer.
@@ -162,10 +161,8 @@ local function update(k, a)
   if not raw then
     return unless_seen(ask, {'not_placed'})
   end
-  -- 0 - x rather than -x, so a stored 0 gives +0.
-  local packed = 0 - tonumber(raw)
-  if packed ~= packed or packed < 0 or packed > 9007199254740992
-      or packed ~= math.floor(packed) then
+  local packed = board_packed(raw)
+  if not packed then
     return unless_seen(ask, {'malformed', 'score ' .. raw .. ' of ' .. player .. ' in ' .. KEYS[k + 1]})
   end
 
@@ -173,16 +170,7 @@ local function update(k, a)
     return unless_seen(ask, {'out_of_range', fmt(packed), '0'})
   end
 
-  -- unpack: score = floor(packed / span), rev = packed mod span (exactly).
-  local score = math.floor(packed / span)
-  local rev = packed - score * span
-  if rev < 0 then
-    score = score - 1
-    rev = rev + span
-  elseif rev >= span then
-    score = score + 1
-    rev = rev - span
-  end
+  local score, rev = split_packed(packed, span)
 
   local value = tonumber(ARGV[a + 2])
   local result
