@@ -177,11 +177,9 @@ async fn two_periods_close_once_each_through_clock_advance() {
 
     let (serve, addr) = spawn(config, &["serve", "--listen", "127.0.0.1:0"], "on http://");
     let (runner, _) = spawn(config, &["run"], "scheduler running");
-    assert!(
-        serve.stderr().contains("STAGING CLOCK"),
-        "{}",
-        serve.stderr()
-    );
+    for p in [&serve, &runner] {
+        assert!(p.stderr().contains("STAGING CLOCK"), "{}", p.stderr());
+    }
     let api = Api {
         http: reqwest::Client::new(),
         base: format!("http://{addr}"),

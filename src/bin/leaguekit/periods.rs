@@ -70,6 +70,9 @@ pub(crate) async fn rollover(
 /// `run`: the scheduler until Ctrl-C.
 pub(crate) async fn run_scheduler(cli: &Cli, season: Season) -> Result<(), Failure> {
     let failed = |message: String| Failure { code: 1, message };
+    if season.clock.travel {
+        eprintln!("{}", crate::check::staging_warning(&season));
+    }
     let league = std::sync::Arc::new(redis_league(cli, season).await?);
     let (scheduler, caught_up) = Scheduler::start(league, SchedulerOptions::default())
         .await
