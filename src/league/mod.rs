@@ -118,7 +118,7 @@ impl<S: Store> League<S> {
         let boards = Arc::new(Boards::new(ctx.clone()));
         let rollover = Arc::new(Rollover::new(ctx.clone(), boards.clone()));
         let placements = Arc::new(Placements::new(ctx.clone(), rollover.clone()));
-        let operator = Operator::new(ctx.clone(), boards.clone(), rollover.clone());
+        let operator = Operator::new(ctx.clone());
         League {
             operator,
             ctx,

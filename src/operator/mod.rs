@@ -23,8 +23,6 @@ pub use clock::ClockView;
 pub use resettle::{PlayerCorrection, ResettleReport};
 
 use crate::context::Context;
-use crate::ranking::Boards;
-use crate::rollover::Rollover;
 use crate::store::Store;
 
 /// A league's operator tools. Every action names the [`Actor`] who took it and is
@@ -32,22 +30,10 @@ use crate::store::Store;
 #[derive(Debug)]
 pub struct Operator<S: Store> {
     ctx: Arc<Context<S>>,
-    #[allow(dead_code)]
-    boards: Arc<Boards<S>>,
-    #[allow(dead_code)]
-    rollover: Arc<Rollover<S>>,
 }
 
 impl<S: Store> Operator<S> {
-    pub(crate) fn new(
-        ctx: Arc<Context<S>>,
-        boards: Arc<Boards<S>>,
-        rollover: Arc<Rollover<S>>,
-    ) -> Self {
-        Operator {
-            ctx,
-            boards,
-            rollover,
-        }
+    pub(crate) fn new(ctx: Arc<Context<S>>) -> Self {
+        Operator { ctx }
     }
 }
