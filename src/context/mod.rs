@@ -219,6 +219,17 @@ impl<S: Store> Context<S> {
         self.clock.time_check(period, at)
     }
 
+    /// The season's reserved late seats in `period` (`None`: the season has none).
+    pub(crate) fn late_join(&self, period: &Period) -> Option<crate::store::LateJoin> {
+        self.season().brackets.late.map(|l| crate::store::LateJoin {
+            early_cap: l.early_cap,
+            from_ms: l.late_from(
+                period.start.timestamp_millis(),
+                period.end.timestamp_millis(),
+            ),
+        })
+    }
+
     /// See [`LeagueClock::time_error`].
     pub(crate) fn time_error(&self, why: TimeRefusal, period: &Period, at: DateTime<Utc>) -> Error {
         self.clock.time_error(why, period, at)

@@ -220,11 +220,11 @@ impl<S: Store> Operator<S> {
             Ok(j) => j,
             Err(e) => return e.into(),
         };
-        let size = u64::from(self.ctx.season().brackets.size);
+        let caps = self.ctx.season().caps();
         let brackets = joined
             .iter()
             .find(|(t, _)| t == tier)
-            .map_or(0, |(_, n)| n.div_ceil(size));
+            .map_or(0, |(_, j)| j.brackets(caps));
         if closed || u64::from(bracket) > brackets {
             return InputError::UnknownBracket {
                 period,

@@ -185,7 +185,7 @@ impl<S: Store> Boards<S> {
         pool: Option<PoolList>,
     ) -> Result<TierTop, Error> {
         // The board groups of the tier (one per cohort), or of the one cohort asked.
-        let size = u64::from(self.ctx.season().brackets.size);
+        let caps = self.ctx.season().caps();
         let mut sources: Vec<(String, u32)> = Vec::new();
         for (group, n) in self
             .ctx
@@ -194,7 +194,7 @@ impl<S: Store> Boards<S> {
             .await?
         {
             if list_includes(self.ctx.season(), tier, &group) {
-                for b in 1..=n.div_ceil(size) {
+                for b in 1..=n.brackets(caps) {
                     sources.push((group.clone(), u32::try_from(b).unwrap_or(u32::MAX)));
                 }
             }

@@ -69,7 +69,7 @@ impl<S: Store> Rollover<S> {
         // the best entries of every board they freeze, so the lists need read only
         // the brackets closed elsewhere and their winners' profiles.
         let mut lists: Vec<String> = Vec::new();
-        for (group, _) in joins.iter().filter(|(_, n)| *n > 0) {
+        for (group, _) in joins.iter().filter(|(_, n)| n.counted() > 0) {
             let (tier, cohort) = crate::season::split_group(group);
             lists.push(tier.to_owned());
             if cohort.is_some() {

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use super::Rollover;
 use crate::error::{ConfigError, Error};
 use crate::season::calendar::PeriodId;
-use crate::store::Store;
+use crate::store::{Store, TierJoins};
 
 /// What an edited season file would change in the live league
 /// ([`crate::League::compare_with_live`]).
@@ -124,9 +124,10 @@ impl<S: Store> Rollover<S> {
     pub(crate) fn check_live_tiers(
         &self,
         period: PeriodId,
-        joins: &[(String, u64)],
+        joins: &[(String, TierJoins)],
     ) -> Result<(), Error> {
-        for (tier, players) in joins {
+        for (tier, joins) in joins {
+            let players = &joins.counted();
             if *players > 0 && self.ctx.season().tier_by_any_name(tier).is_none() {
                 return Err(ConfigError::LiveMismatch {
                     message: format!(
@@ -181,7 +182,7 @@ impl<S: Store> Rollover<S> {
         let mut seen: BTreeMap<String, [u64; 2]> = BTreeMap::new();
         for (i, joins) in live.iter().enumerate() {
             for (tier, n) in joins {
-                seen.entry(tier.clone()).or_default()[i] += n;
+                seen.entry(tier.clone()).or_default()[i] += n.counted();
             }
         }
         for (tier, [before, now]) in &seen {

@@ -59,7 +59,7 @@ use crate::context::{Context, normalize_time};
 use crate::error::{Error, InputError, StoreError};
 use crate::ranking::Boards;
 use crate::season::calendar::{Period, PeriodId};
-use crate::store::{BlockedBracket, BlockedGrant, ClosingPeriod, Store};
+use crate::store::{BlockedBracket, BlockedGrant, ClosingPeriod, Store, TierJoins};
 use outcome::Tally;
 
 /// What closing one period did (or, in a dry run, would do).
@@ -159,8 +159,8 @@ impl<S: Store> Rollover<S> {
     }
 
     /// Brackets of a period, from the join counters: `(tier index, tier, bracket)`.
-    pub(crate) fn brackets_of(&self, joins: &[(String, u64)]) -> Vec<(usize, String, u32)> {
-        let size = u64::from(self.ctx.season().brackets.size);
+    pub(crate) fn brackets_of(&self, joins: &[(String, TierJoins)]) -> Vec<(usize, String, u32)> {
+        let caps = self.ctx.season().caps();
         // By the tier's place in the ladder; a renamed tier's running brackets keep
         // the name they were opened under (see `edits.rs`).
         let mut groups: Vec<(usize, &str, u64)> = joins
@@ -169,13 +169,13 @@ impl<S: Store> Rollover<S> {
                 self.ctx
                     .season()
                     .tier_by_any_name(t)
-                    .map(|(i, _)| (i, t.as_str(), *n))
+                    .map(|(i, _)| (i, t.as_str(), n.brackets(caps)))
             })
             .collect();
         groups.sort_unstable();
         let mut out = Vec::new();
         for (i, tier, n) in groups {
-            for b in 1..=n.div_ceil(size) {
+            for b in 1..=n {
                 out.push((i, tier.to_owned(), u32::try_from(b).unwrap_or(u32::MAX)));
             }
         }

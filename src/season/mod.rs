@@ -30,6 +30,7 @@ mod ladder;
 pub mod limits;
 pub mod packing;
 mod parse;
+pub mod seats;
 mod server;
 mod tune;
 
@@ -103,6 +104,8 @@ pub struct Brackets {
     pub size: u32,
     /// How players are placed.
     pub join: JoinPolicy,
+    /// Seats held back for late joiners (`early_cap`, `late_after`; none by default).
+    pub late: Option<seats::LateSeats>,
 }
 
 /// The tiebreak granularity.
@@ -341,6 +344,7 @@ impl Default for Brackets {
         Brackets {
             size: 100,
             join: JoinPolicy::OnFirstScore,
+            late: None,
         }
     }
 }
@@ -410,6 +414,11 @@ pub fn split_group(name: &str) -> (&str, Option<&str>) {
 }
 
 impl Season {
+    /// The bracket caps of the season's join rule ([`seats`]).
+    pub fn caps(&self) -> seats::Caps {
+        seats::Caps::new(self.brackets.size, self.brackets.late.map(|l| l.early_cap))
+    }
+
     /// Loads and validates a season file.
     pub fn load(path: impl AsRef<Path>) -> Result<Season, ConfigError> {
         let path = path.as_ref();

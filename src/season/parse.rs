@@ -16,6 +16,7 @@ use crate::season::calendar::{Calendar, CalendarError, parse_cron, parse_zone};
 pub(super) use crate::season::calendar::{PeriodRule, Schedule};
 use crate::season::packing::{Packing, ScoreMode};
 
+use super::seats::{LatePoint, LateSeats};
 use super::*;
 
 /// Parses and validates a season (see [`Season::from_toml`]).
@@ -149,6 +150,8 @@ pub(super) struct RawSchedule {
 pub(super) struct RawBrackets {
     pub(super) size: Option<Spanned<i64>>,
     pub(super) join: Option<Spanned<String>>,
+    pub(super) early_cap: Option<Spanned<i64>>,
+    pub(super) late_after: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -449,7 +452,60 @@ impl Src<'_> {
                 }
             };
         }
+        b.late = self.late_seats(raw, b.size)?;
         Ok(b)
+    }
+
+    /// `early_cap` and `late_after`: both or neither.
+    fn late_seats(&self, raw: &RawBrackets, size: u32) -> Result<Option<LateSeats>, ConfigError> {
+        const HOW: &str = "reserved late seats need both `early_cap` (players a bracket takes \
+                           before the late point, below `size`) and `late_after` (\"60%\" of \
+                           the period, or a time after its start such as \"4d\")";
+        let (cap, after) = match (&raw.early_cap, &raw.late_after) {
+            (None, None) => return Ok(None),
+            (Some(cap), Some(after)) => (cap, after),
+            (Some(cap), None) => {
+                return Err(self.at(cap.span(), format!("brackets.late_after is missing; {HOW}")));
+            }
+            (None, Some(after)) => {
+                return Err(self.at(
+                    after.span(),
+                    format!("brackets.early_cap is missing; {HOW}"),
+                ));
+            }
+        };
+        if size < 2 {
+            return Err(self.at(
+                cap.span(),
+                "brackets.early_cap needs brackets.size of at least 2; raise size or remove \
+                 early_cap and late_after",
+            ));
+        }
+        let early_cap = self.int_in(cap, "brackets.early_cap", 1, i64::from(size) - 1)? as u32;
+        let text = after.get_ref().trim();
+        let after = if let Some(p) = text.strip_suffix('%') {
+            match p.trim().parse::<u32>() {
+                Ok(p) if (1..=99).contains(&p) => LatePoint::Percent(p),
+                _ => {
+                    return Err(self.at(
+                        after.span(),
+                        format!(
+                            "brackets.late_after = {text:?} is not a whole percentage from 1% \
+                             to 99%; {HOW}"
+                        ),
+                    ));
+                }
+            }
+        } else {
+            let d = parse_duration(
+                text,
+                Duration::from_secs(1),
+                Duration::from_secs(366 * 86_400),
+            )
+            .map_err(|m| self.at(after.span(), format!("brackets.late_after: {m}; {HOW}")))?;
+            LatePoint::Elapsed(d)
+        };
+        Ok(Some(LateSeats { early_cap, after }))
     }
 
     pub(super) fn scoring(&self, raw: &RawScoring) -> Result<Scoring, ConfigError> {

@@ -123,18 +123,19 @@ pub trait LeagueStore: Send + Sync + 'static {
         player_keys: &PlayerKeys,
     ) -> impl Future<Output = Result<PlayerSnapshot, StoreError>> + Send;
 
-    /// Players joined per tier in the period (tiers with nobody are absent).
+    /// The join counters of each tier (or cohort) of the period, by name (tiers with
+    /// nobody are absent).
     fn joined(
         &self,
         period: &PeriodKeys,
-    ) -> impl Future<Output = Result<Vec<(String, u64)>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Vec<(String, TierJoins)>, StoreError>> + Send;
 
     /// [`LeagueStore::joined`] of many periods, in order, in as few round trips as the store
     /// allows.
     fn joined_many(
         &self,
         periods: &[PeriodKeys],
-    ) -> impl Future<Output = Result<Vec<Vec<(String, u64)>>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Vec<Vec<(String, TierJoins)>>, StoreError>> + Send;
 
     /// The player's league state, if they ever joined.
     fn player_state(

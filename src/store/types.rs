@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 pub use crate::error::TimeRefusal;
 use crate::season::packing::ScoreMode;
+pub use crate::season::seats::TierJoins;
 use crate::store::keys::PlayerKeys;
 
 /// A join as the store sees it (already validated by the engine).
@@ -29,6 +30,18 @@ pub struct JoinRequest<'a> {
     /// Seconds the period's keys live at least (so keys of a period the rollover never
     /// reaches still expire).
     pub ttl_secs: u64,
+    /// Reserved late seats of the season, for this period (`None`: none).
+    pub late: Option<LateJoin>,
+}
+
+/// The late-seat rule of one period ([`crate::season::seats`]): brackets fill to
+/// `early_cap` until `from_ms` by the league clock, then late joiners top them up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LateJoin {
+    /// Players a bracket takes before the late point.
+    pub early_cap: u32,
+    /// The period's first late millisecond (unix ms, league clock).
+    pub from_ms: i64,
 }
 
 impl<'a> JoinRequest<'a> {
@@ -41,7 +54,14 @@ impl<'a> JoinRequest<'a> {
             time,
             replace_full: None,
             ttl_secs: 86_400,
+            late: None,
         }
+    }
+
+    /// Holds seats back for late joiners (see [`LateJoin`]).
+    pub fn late_seats(mut self, late: LateJoin) -> Self {
+        self.late = Some(late);
+        self
     }
 
     /// Assigns the player anew past `bracket`, which was found full.
@@ -389,8 +409,8 @@ impl PlayerState {
 }
 
 /// What [`RolloverStore::begin_close`](crate::store::RolloverStore::begin_close) finds: the period's summary if it is already closed,
-/// and its join counters `(tier, players joined)`.
-pub type ClosingPeriod = (Option<String>, Vec<(String, u64)>);
+/// and its join counters per tier (or cohort).
+pub type ClosingPeriod = (Option<String>, Vec<(String, TierJoins)>);
 
 /// What [`RankingStore::set_profile`](crate::store::RankingStore::set_profile) did.
 #[derive(Debug, Clone, PartialEq, Eq)]

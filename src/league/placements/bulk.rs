@@ -315,6 +315,7 @@ impl<S: Store> Placements<S> {
                         time: self.ctx.time_check(&want.period, want.at),
                         replace_full: None,
                         ttl_secs: ttl,
+                        late: self.ctx.late_join(&want.period),
                     }
                 })
                 .collect();

@@ -312,6 +312,7 @@ impl<S: Store> Placements<S> {
                 time: self.ctx.time_check(period, at),
                 replace_full,
                 ttl_secs: ttl,
+                late: self.ctx.late_join(period),
             };
             let joined = self
                 .ctx

@@ -128,7 +128,6 @@ impl<S: Store> Placements<S> {
             .store()
             .joined(&self.ctx.keys().period(period.id))
             .await?;
-        let size = u64::from(self.ctx.season().brackets.size);
         let mut counts: Vec<TierCount> = self
             .ctx
             .season()
@@ -141,19 +140,21 @@ impl<S: Store> Placements<S> {
                 cohorts: Vec::new(),
             })
             .collect();
-        for (group, players) in joined {
+        let caps = self.ctx.season().caps();
+        for (group, joins) in joined {
+            let players = joins.counted();
             let Some((i, _)) = self.ctx.season().tier_by_any_name(&group) else {
                 continue;
             };
             let (_, cohort) = crate::season::split_group(&group);
             let c = &mut counts[i];
             c.players += players;
-            c.brackets += players.div_ceil(size);
+            c.brackets += joins.brackets(caps);
             if self.ctx.season().cohorts.is_some() {
                 c.cohorts.push(CohortCount {
                     cohort: cohort.map(str::to_owned),
                     players,
-                    brackets: players.div_ceil(size),
+                    brackets: joins.brackets(caps),
                 });
             }
         }

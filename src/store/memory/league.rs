@@ -2,6 +2,7 @@
 
 use super::{MemoryStore, PeriodData, source_period, time_error};
 use crate::error::StoreError;
+use crate::season::seats::Caps;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys};
 use crate::store::*;
 
@@ -40,15 +41,20 @@ impl LeagueStore for MemoryStore {
         if p.meta.contains_key("closing") {
             return Err(StoreError::PeriodClosed);
         }
-        let size = u64::from(request.size.max(1));
+        let caps = Caps::new(request.size, request.late.map(|l| l.early_cap));
+        let now = self.now_ms(request.time.now);
+        let late_from = request.late.map(|l| l.from_ms);
         if let Some((tier, bracket)) = p.assign.get(request.player) {
             match request.replace_full {
                 Some(full) if full == *bracket => {
-                    // The assigned bracket is full: move the counter past it, so this
+                    // The assigned bracket is full: move the counters past it, so this
                     // and every later joiner of the tier lands in a bracket after it.
-                    let tier = tier.clone();
-                    let n = p.joins.entry(tier).or_insert(0);
-                    *n = (*n).max(u64::from(full).saturating_mul(size));
+                    let joins = p.joins.entry(tier.clone()).or_default();
+                    if late_from.is_some() && joins.fixed.is_none() && joins.is_late(now, late_from)
+                    {
+                        joins.fixed = Some(joins.early.div_ceil(caps.early_cap));
+                    }
+                    joins.pass(u64::from(full), caps);
                 }
                 _ => {
                     return Ok(Joined {
@@ -63,7 +69,6 @@ impl LeagueStore for MemoryStore {
         // ban's end (as join.lua).
         if let Some(marker) = p.meta.get(&ban_field(request.player)) {
             let until = marker_until(marker);
-            let now = self.now_ms(request.time.now);
             if until.is_none_or(|u| u > now) {
                 return Err(StoreError::Banned { until_ms: until });
             }
@@ -73,9 +78,9 @@ impl LeagueStore for MemoryStore {
             Some((tier, _)) => tier.clone(),
             None => request.tier.to_owned(),
         };
-        let n = p.joins.entry(tier.clone()).or_insert(0);
-        *n += 1;
-        let bracket = u32::try_from(n.div_ceil(size)).unwrap_or(u32::MAX);
+        let joins = p.joins.entry(tier.clone()).or_default();
+        let late = joins.is_late(now, late_from);
+        let bracket = u32::try_from(joins.count(late, caps)).unwrap_or(u32::MAX);
         p.assign
             .insert(request.player.to_owned(), (tier.clone(), bracket));
         Ok(Joined {
@@ -129,12 +134,12 @@ impl LeagueStore for MemoryStore {
         Ok(Entered::Ok)
     }
 
-    async fn joined(&self, period: &PeriodKeys) -> Result<Vec<(String, u64)>, StoreError> {
+    async fn joined(&self, period: &PeriodKeys) -> Result<Vec<(String, TierJoins)>, StoreError> {
         let data = self.data();
-        let mut out: Vec<(String, u64)> = data
+        let mut out: Vec<(String, TierJoins)> = data
             .periods
             .get(&period.base)
-            .map(|p| p.joins.iter().map(|(t, n)| (t.clone(), *n)).collect())
+            .map(|p| p.joins.iter().map(|(t, j)| (t.clone(), *j)).collect())
             .unwrap_or_default();
         out.sort();
         Ok(out)
@@ -143,7 +148,7 @@ impl LeagueStore for MemoryStore {
     async fn joined_many(
         &self,
         periods: &[PeriodKeys],
-    ) -> Result<Vec<Vec<(String, u64)>>, StoreError> {
+    ) -> Result<Vec<Vec<(String, TierJoins)>>, StoreError> {
         let mut out = Vec::with_capacity(periods.len());
         for p in periods {
             out.push(self.joined(p).await?);

@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::StoreError;
+use crate::store::TierJoins;
 use crate::store::keys::{BracketKeys, PlayerKeys};
 mod adjust;
 mod audit;
@@ -66,7 +67,7 @@ struct Data {
 
 #[derive(Debug, Default)]
 struct PeriodData {
-    joins: HashMap<String, u64>,
+    joins: HashMap<String, TierJoins>,
     assign: HashMap<String, (String, u32)>,
     meta: HashMap<String, String>,
     expire_at: Option<i64>,

@@ -58,7 +58,7 @@ impl RolloverStore for MemoryStore {
         &self,
         period: &PeriodKeys,
         check: CloseCheck,
-    ) -> Result<(Option<String>, Vec<(String, u64)>), StoreError> {
+    ) -> Result<ClosingPeriod, StoreError> {
         check.judge(self.now_ms(check.now)).map_err(time_error)?;
         let now = self.clock.now().timestamp();
         let mut data = self.data();
@@ -69,7 +69,8 @@ impl RolloverStore for MemoryStore {
             p.expire_at =
                 Some(now.saturating_add(i64::try_from(check.keep_secs).unwrap_or(i64::MAX)));
         }
-        let mut joins: Vec<(String, u64)> = p.joins.iter().map(|(t, n)| (t.clone(), *n)).collect();
+        let mut joins: Vec<(String, TierJoins)> =
+            p.joins.iter().map(|(t, j)| (t.clone(), *j)).collect();
         joins.sort();
         Ok((p.meta.get("closed").cloned(), joins))
     }

@@ -83,27 +83,17 @@ impl LeagueStore for RedisStore {
             .ok_or_else(|| protocol("enter: no reply for the entry"))?
     }
 
-    async fn joined(&self, period: &PeriodKeys) -> Result<Vec<(String, u64)>, StoreError> {
+    async fn joined(&self, period: &PeriodKeys) -> Result<Vec<(String, TierJoins)>, StoreError> {
         let mut cmd = ::redis::cmd("HGETALL");
         cmd.arg(&period.joins);
         let reply = self.command("joined", Retry::Idempotent, &cmd).await?;
-        let mut out = pairs(reply, "join counters")?
-            .into_iter()
-            .map(|(tier, n)| {
-                let n = n
-                    .parse::<u64>()
-                    .map_err(|_| protocol(format!("join counter of {tier:?} is {n:?}")))?;
-                Ok((tier, n))
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        out.sort();
-        Ok(out)
+        tally(pairs(reply, "join counters")?)
     }
 
     async fn joined_many(
         &self,
         periods: &[PeriodKeys],
-    ) -> Result<Vec<Vec<(String, u64)>>, StoreError> {
+    ) -> Result<Vec<Vec<(String, TierJoins)>>, StoreError> {
         // Each period is a slot of its own: concurrent single reads, which one
         // multiplexed connection sends together and a cluster routes by slot.
         futures::future::try_join_all(periods.iter().map(|p| self.joined(p))).await
@@ -184,6 +174,26 @@ impl LeagueStore for RedisStore {
     }
 }
 
+/// The join counters of a period from the fields of its joins hash (join.lua): a
+/// group's early counter under the group's own name (every join, without late
+/// seats), the early brackets fixed by its first late join under `<group>:n`, its late
+/// counter under `<group>:late`. Group names never contain ':'.
+pub(super) fn tally(fields: Vec<(String, String)>) -> Result<Vec<(String, TierJoins)>, StoreError> {
+    let mut out: std::collections::BTreeMap<String, TierJoins> = Default::default();
+    for (field, n) in fields {
+        let value = n
+            .parse::<u64>()
+            .map_err(|_| protocol(format!("join counter {field:?} is {n:?}")))?;
+        match field.rsplit_once(':') {
+            None => out.entry(field).or_default().early = value,
+            Some((group, "n")) => out.entry(group.to_owned()).or_default().fixed = Some(value),
+            Some((group, "late")) => out.entry(group.to_owned()).or_default().late = value,
+            Some(_) => return Err(protocol(format!("unknown join counter {field:?}"))),
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
 /// The call of join.lua for joins of one period: the period's keys and each join's
 /// assign bucket, then the joins' arguments.
 pub(super) fn join_invocation(
@@ -203,7 +213,12 @@ pub(super) fn join_invocation(
             .arg(time.start_ms)
             .arg(time.closes_ms)
             .arg(time.skew_ms)
-            .arg(first.size.max(1))
+            .arg(match first.late {
+                // "size" alone without late seats (as before them), else
+                // "size/early_cap/late_from_ms".
+                None => first.size.max(1).to_string(),
+                Some(l) => format!("{}/{}/{}", first.size.max(1), l.early_cap, l.from_ms),
+            })
             .arg(
                 first
                     .replace_full
@@ -228,6 +243,7 @@ pub(super) fn shares_call(a: &JoinRequest<'_>, b: &JoinRequest<'_>) -> bool {
     x.now == y.now
         && a.ttl_secs == b.ttl_secs
         && a.size == b.size
+        && a.late == b.late
         && a.replace_full.is_none()
         && b.replace_full.is_none()
         && (x.start_ms, x.closes_ms, x.skew_ms) == (y.start_ms, y.closes_ms, y.skew_ms)

@@ -40,7 +40,7 @@ impl RolloverStore for RedisStore {
         &self,
         period: &PeriodKeys,
         check: CloseCheck,
-    ) -> Result<(Option<String>, Vec<(String, u64)>), StoreError> {
+    ) -> Result<ClosingPeriod, StoreError> {
         let mut inv = SCRIPTS.begin_close.prepare_invoke();
         inv.key(&period.meta)
             .key(&period.joins)
@@ -68,16 +68,15 @@ impl RolloverStore for RedisStore {
         if joins.len() % 2 != 0 {
             return Err(protocol("begin_close: odd number of join counter items"));
         }
-        let mut counts = joins
+        let fields = joins
             .chunks_exact(2)
             .map(|kv| {
-                let tier = text(&kv[0], "tier")?.to_owned();
-                let n = uint(&kv[1], "join counter")?;
-                Ok((tier, n))
+                let field = text(&kv[0], "join counter")?.to_owned();
+                let n = text(&kv[1], "join counter")?.to_owned();
+                Ok((field, n))
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        counts.sort();
-        Ok((summary, counts))
+        Ok((summary, super::league::tally(fields)?))
     }
 
     async fn period_summary(&self, period: &PeriodKeys) -> Result<Option<String>, StoreError> {

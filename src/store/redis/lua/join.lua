@@ -11,7 +11,10 @@
 -- about a microsecond per redis.call. New players of a tier are counted in the order
 -- given, so they get the same brackets as one call each would have given them.
 --
--- KEYS[1]  period joins hash:  tier -> players joined so far (the bracket counter)
+-- KEYS[1]  period joins hash: tier -> players joined so far (the bracket counter);
+--          with reserved late seats that is the early counter, and "tier:n" holds the
+--          number of early brackets (fixed by the tier's first late join), "tier:late"
+--          the late counter (the rule: src/season/seats.rs)
 -- KEYS[2]  period meta hash:   field "closing" refuses new joins; field
 --          "ban:<player>" ("since|until", ms, until "" for none) refuses the player's
 --          placement until then (written by ban_period.lua)
@@ -24,7 +27,9 @@
 --          ARGV[5] the allowed skew (all ms): one period's, shared by every join of
 --          the call (sent once, not once per join: each argument costs Redis its
 --          parsing and its push into Lua, and a 13-digit number its strtod)
--- ARGV[6]  bracket size (>= 1), shared by every join of the call
+-- ARGV[6]  bracket size (>= 1), shared by every join of the call; with reserved late
+--          seats "size/early_cap/late_from": brackets fill to early_cap until the
+--          league clock reaches late_from (ms), then late joiners top them up to size
 -- ARGV[7]  "" or a bracket the player is assigned to but that was found full (the
 --          server lost data under running game servers): assign the player anew,
 --          past it, in the tier they were placed in; such a join must be the only
@@ -40,7 +45,50 @@
 
 local now = clock_ms(ARGV[1])
 local start, closes, skew = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local size, full = tonumber(ARGV[6]), ARGV[7]
+local full = ARGV[7]
+local size, cap, late_from = string.match(ARGV[6], '^(%d+)/(%d+)/(-?%d+)$')
+if size then
+  size, cap, late_from = tonumber(size), tonumber(cap), tonumber(late_from)
+else
+  size = tonumber(ARGV[6])
+end
+
+-- ceil(a / b) of integers well below 2^53, so the division is exact enough for
+-- floor to be right.
+local function ceil_div(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+-- Late join number l (from 1) of a tier whose `early` early joins filled `fixed`
+-- brackets: tops up the last early bracket to cap, then goes round the early
+-- brackets one seat each, then opens new brackets of size (src/season/seats.rs,
+-- TierJoins::late_bracket).
+local function late_bracket(early, fixed, l)
+  local top_up = math.max(fixed * cap - early, 0)
+  if fixed > 0 and l <= top_up then
+    return fixed
+  end
+  local k = l - math.min(top_up, l)
+  local rounds = fixed * (size - cap)
+  if fixed > 0 and k <= rounds then
+    return (k - 1) % fixed + 1
+  end
+  return fixed + ceil_div(k - rounds, size)
+end
+
+-- A tier's late-seat counters: its early count and its fixed early brackets, fixing
+-- them if the league clock has reached the late point (once fixed, the tier stays
+-- late whatever the clock says). fixed is nil in the early phase.
+local function phase(tier)
+  local f = redis.call('HMGET', KEYS[1], tier, tier .. ':n')
+  local early = tonumber(f[1] or '0')
+  local fixed = f[2] and tonumber(f[2])
+  if not fixed and now >= late_from then
+    fixed = ceil_div(early, cap)
+    redis.call('HSET', KEYS[1], tier .. ':n', fmt(fixed))
+  end
+  return early, fixed
+end
 local n = (#ARGV - 7) / 3
 local reply = {}
 -- A join past a full bracket is sent alone: counted among others of its tier, it
@@ -116,10 +164,28 @@ for i = 1, n do
           -- later joiner land after it. (Such a join comes alone in its call: see
           -- the check at the top.)
           tier = was
-          local count = tonumber(redis.call('HGET', KEYS[1], tier) or '0')
-          local past = tonumber(bracket) * size
-          if count < past then
-            redis.call('HSET', KEYS[1], tier, fmt(past))
+          if not cap then
+            local count = tonumber(redis.call('HGET', KEYS[1], tier) or '0')
+            local past = tonumber(bracket) * size
+            if count < past then
+              redis.call('HSET', KEYS[1], tier, fmt(past))
+            end
+          else
+            -- TierJoins::pass: the early counter to the full bracket's end, or the
+            -- late counter to a new bracket after it and the early brackets.
+            local early, fixed = phase(tier)
+            if not fixed then
+              if early < tonumber(bracket) * cap then
+                redis.call('HSET', KEYS[1], tier, fmt(tonumber(bracket) * cap))
+              end
+            else
+              local past = math.max(fixed * size - early, 0)
+                + math.max(tonumber(bracket) - fixed, 0) * size
+              local late = tonumber(redis.call('HGET', KEYS[1], tier .. ':late') or '0')
+              if late < past then
+                redis.call('HSET', KEYS[1], tier .. ':late', fmt(past))
+              end
+            end
           end
         end
         local w = waiting[tier]
@@ -138,13 +204,21 @@ end
 -- The counts: one HINCRBY per tier for all its new players, in order.
 for _, tier in ipairs(tiers) do
   local w = waiting[tier]
-  local count = redis.call('HINCRBY', KEYS[1], tier, #w)
-  local first = count - #w
-  for k, j in ipairs(w) do
-    -- ceil(count / size) with integers well below 2^53, so the division is exact
-    -- enough for floor to be right.
-    local b = fmt(math.floor((first + k + size - 1) / size))
-    reply[j] = {'new', tier, b}
+  local early, fixed
+  if cap then
+    early, fixed = phase(tier)
+  end
+  if fixed then
+    local first = redis.call('HINCRBY', KEYS[1], tier .. ':late', #w) - #w
+    for k, j in ipairs(w) do
+      reply[j] = {'new', tier, fmt(late_bracket(early, fixed, first + k))}
+    end
+  else
+    local first = redis.call('HINCRBY', KEYS[1], tier, #w) - #w
+    local fill = cap or size
+    for k, j in ipairs(w) do
+      reply[j] = {'new', tier, fmt(ceil_div(first + k, fill))}
+    end
   end
 end
 for _, r in ipairs(again) do
