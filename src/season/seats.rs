@@ -48,6 +48,11 @@ pub enum LatePoint {
 }
 
 impl LateSeats {
+    /// Brackets fill to `early_cap` until the late point `after`.
+    pub fn new(early_cap: u32, after: LatePoint) -> LateSeats {
+        LateSeats { early_cap, after }
+    }
+
     /// The first late millisecond of the period `start_ms..end_ms` (unix ms): a join
     /// whose league-clock time is at or after it is late. Percentages round down to
     /// the millisecond.

@@ -27,6 +27,11 @@ pub struct JoinRequest<'a> {
     /// A bracket the player was assigned to but found full (possible only after the
     /// store lost data under running game servers): assign them anew, past it.
     pub replace_full: Option<u32>,
+    /// With `replace_full`: brackets after the full one to skip as well, since their
+    /// boards are likely full too (the league doubles it at each bracket found full,
+    /// so a tier that lost its counters while many boards survived is passed in a few
+    /// steps; a skipped bracket that survived partly filled stays so).
+    pub skip: u32,
     /// Seconds the period's keys live at least (so keys of a period the rollover never
     /// reaches still expire).
     pub ttl_secs: u64,
@@ -53,6 +58,7 @@ impl<'a> JoinRequest<'a> {
             size,
             time,
             replace_full: None,
+            skip: 0,
             ttl_secs: 86_400,
             late: None,
         }

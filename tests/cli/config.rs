@@ -626,6 +626,50 @@ fn brackets_are_checked() {
 }
 
 #[test]
+fn late_seats_are_checked() {
+    use leaguekit::season::seats::{LatePoint, LateSeats};
+    use std::time::Duration;
+    let with = |keys: &str| format!("{BASE}\n[brackets]\nsize = 100\n{keys}\n");
+    assert_eq!(load(&with("")).brackets.late, None);
+    let s = load(&with("early_cap = 80\nlate_after = \"60%\""));
+    let want = |after| Some(LateSeats::new(80, after));
+    assert_eq!(s.brackets.late, want(LatePoint::Percent(60)));
+    assert_eq!(s.caps().early_cap, 80);
+    let s = load(&with("early_cap = 80\nlate_after = \"4d\""));
+    assert_eq!(
+        s.brackets.late,
+        want(LatePoint::Elapsed(Duration::from_secs(4 * 86_400)))
+    );
+    // Both or neither, each saying what the other is.
+    refused(
+        &with("early_cap = 80"),
+        "early_cap",
+        &["late_after is missing", "60%"],
+    );
+    refused(
+        &with("late_after = \"60%\""),
+        "late_after",
+        &["early_cap is missing"],
+    );
+    for bad in ["0", "100", "-5"] {
+        refused(
+            &with(&format!("early_cap = {bad}\nlate_after = \"60%\"")),
+            "early_cap",
+            &["brackets.early_cap", "1 to 99"],
+        );
+    }
+    for bad in ["0%", "100%", "60.5%", "soon", "0s"] {
+        refused(
+            &with(&format!("early_cap = 80\nlate_after = \"{bad}\"")),
+            "late_after",
+            &["brackets.late_after", "\"60%\""],
+        );
+    }
+    let t = format!("{BASE}\n[brackets]\nsize = 1\nearly_cap = 1\nlate_after = \"50%\"\n");
+    refused(&t, "early_cap", &["size of at least 2"]);
+}
+
+#[test]
 fn profiles_are_checked() {
     let t = format!("{BASE}\n[profiles]\nfields = [\"name\", \"avatar\", \"name\"]\n");
     let (line, col, m) = invalid(&t);

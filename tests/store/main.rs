@@ -12,6 +12,7 @@ mod bans;
 mod cluster_faults;
 mod conformance;
 mod hardening;
+mod late_seats;
 mod limits_adjust;
 mod period_record;
 mod redis_store;

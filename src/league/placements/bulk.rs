@@ -314,6 +314,7 @@ impl<S: Store> Placements<S> {
                         size,
                         time: self.ctx.time_check(&want.period, want.at),
                         replace_full: None,
+                        skip: 0,
                         ttl_secs: ttl,
                         late: self.ctx.late_join(&want.period),
                     }

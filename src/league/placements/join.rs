@@ -301,16 +301,19 @@ impl<S: Store> Placements<S> {
         let size = self.ctx.season().brackets.size;
         let ttl = self.ctx.ttl_secs(period.id);
         let mut replace_full = None;
+        let mut skip = 0u32;
         // A bracket is found full only after the store lost data under running game
         // servers (its counter restarted while its board survived); each pass moves
-        // the player past a full bracket, so a few passes always suffice.
-        for _ in 0..8 {
+        // the player past a full bracket and twice as many after it as the pass
+        // before, so 24 passes get past millions of surviving brackets.
+        for _ in 0..24 {
             let request = JoinRequest {
                 player,
                 tier: &tier,
                 size,
                 time: self.ctx.time_check(period, at),
                 replace_full,
+                skip,
                 ttl_secs: ttl,
                 late: self.ctx.late_join(period),
             };
@@ -365,6 +368,11 @@ impl<S: Store> Placements<S> {
                         bracket = joined.bracket,
                         "bracket found full (the store lost data?); placing the player anew"
                     );
+                    // Past it, and past twice as many more each time: after a loss of
+                    // the counters under many surviving boards, a few passes suffice.
+                    if replace_full.is_some() {
+                        skip = skip.saturating_mul(2).saturating_add(1);
+                    }
                     replace_full = Some(joined.bracket);
                     continue;
                 }

@@ -54,7 +54,7 @@ impl LeagueStore for MemoryStore {
                     {
                         joins.fixed = Some(joins.early.div_ceil(caps.early_cap));
                     }
-                    joins.pass(u64::from(full), caps);
+                    joins.pass(u64::from(full) + u64::from(request.skip), caps);
                 }
                 _ => {
                     return Ok(Joined {

@@ -219,12 +219,11 @@ pub(super) fn join_invocation(
                 None => first.size.max(1).to_string(),
                 Some(l) => format!("{}/{}/{}", first.size.max(1), l.early_cap, l.from_ms),
             })
-            .arg(
-                first
-                    .replace_full
-                    .map(|b| b.to_string())
-                    .unwrap_or_default(),
-            );
+            .arg(match (first.replace_full, first.skip) {
+                (None, _) => String::new(),
+                (Some(b), 0) => b.to_string(),
+                (Some(b), skip) => format!("{b}+{skip}"),
+            });
     }
     for request in requests {
         inv.key(period.assign(request.player))

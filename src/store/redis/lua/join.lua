@@ -33,7 +33,7 @@
 -- ARGV[7]  "" or a bracket the player is assigned to but that was found full (the
 --          server lost data under running game servers): assign the player anew,
 --          past it, in the tier they were placed in; such a join must be the only
---          one of its call
+--          one of its call. "bracket+skip" also passes the skip brackets after it.
 -- ARGV[8..] three per player i, from ARGV[8 + 3(i-1)]: player id; tier name (never
 --          contains ':', so the assignment splits on the last ':'); the join's time
 --          (ms)
@@ -45,7 +45,12 @@
 
 local now = clock_ms(ARGV[1])
 local start, closes, skew = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local full = ARGV[7]
+local full, skip = string.match(ARGV[7], '^(%d+)%+(%d+)$')
+if full then
+  skip = tonumber(skip)
+else
+  full, skip = ARGV[7], 0
+end
 local size, cap, late_from = string.match(ARGV[6], '^(%d+)/(%d+)/(-?%d+)$')
 if size then
   size, cap, late_from = tonumber(size), tonumber(cap), tonumber(late_from)
@@ -166,7 +171,7 @@ for i = 1, n do
           tier = was
           if not cap then
             local count = tonumber(redis.call('HGET', KEYS[1], tier) or '0')
-            local past = tonumber(bracket) * size
+            local past = (tonumber(bracket) + skip) * size
             if count < past then
               redis.call('HSET', KEYS[1], tier, fmt(past))
             end
@@ -175,12 +180,12 @@ for i = 1, n do
             -- late counter to a new bracket after it and the early brackets.
             local early, fixed = phase(tier)
             if not fixed then
-              if early < tonumber(bracket) * cap then
-                redis.call('HSET', KEYS[1], tier, fmt(tonumber(bracket) * cap))
+              if early < (tonumber(bracket) + skip) * cap then
+                redis.call('HSET', KEYS[1], tier, fmt((tonumber(bracket) + skip) * cap))
               end
             else
               local past = math.max(fixed * size - early, 0)
-                + math.max(tonumber(bracket) - fixed, 0) * size
+                + math.max(tonumber(bracket) + skip - fixed, 0) * size
               local late = tonumber(redis.call('HGET', KEYS[1], tier .. ':late') or '0')
               if late < past then
                 redis.call('HSET', KEYS[1], tier .. ':late', fmt(past))
