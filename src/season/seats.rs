@@ -47,6 +47,24 @@ pub enum LatePoint {
     Elapsed(Duration),
 }
 
+impl std::fmt::Display for LatePoint {
+    /// As the season file writes it: `60%`, or a duration such as `4d`, `36h`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LatePoint::Percent(p) => write!(f, "{p}%"),
+            LatePoint::Elapsed(d) => {
+                let s = d.as_secs();
+                match s {
+                    _ if s % 86_400 == 0 => write!(f, "{}d", s / 86_400),
+                    _ if s % 3_600 == 0 => write!(f, "{}h", s / 3_600),
+                    _ if s % 60 == 0 => write!(f, "{}m", s / 60),
+                    _ => write!(f, "{s}s"),
+                }
+            }
+        }
+    }
+}
+
 impl LateSeats {
     /// Brackets fill to `early_cap` until the late point `after`.
     pub fn new(early_cap: u32, after: LatePoint) -> LateSeats {
@@ -259,6 +277,12 @@ mod tests {
         };
         assert_eq!(e.late_from(1_000, 3_000), 3_000);
         assert_eq!(e.late_from(1_000, 10_000), 6_000);
+        assert_eq!(l.after.to_string(), "60%");
+        assert_eq!(e.after.to_string(), "5s");
+        assert_eq!(
+            LatePoint::Elapsed(Duration::from_secs(4 * 86_400)).to_string(),
+            "4d"
+        );
     }
 
     #[test]

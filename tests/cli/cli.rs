@@ -343,6 +343,11 @@ fn check_validates_and_prints_limits() {
     assert!(c["tiers"].as_array().expect("tiers").len() >= 2);
     let p = &c["periods"][0];
     assert_eq!(keys(p), ["end", "id", "start"]);
+    assert_eq!(c["brackets"]["size"], 100);
+    assert!(
+        c["brackets"]["early_cap"].is_null(),
+        "no late seats by default"
+    );
     // The demo season of the README's walk-through is valid and has short periods.
     let out = Command::new(env!("CARGO_BIN_EXE_leaguekit"))
         .args(["--config", "config/demo.toml", "check", "--json"])

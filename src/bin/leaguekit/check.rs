@@ -109,6 +109,12 @@ fn validate(season: &Season, args: &CheckArgs) -> Result<(), Failure> {
                 "ends_at_period_cap": capped,
                 "longest_period_ms": longest,
             },
+            "brackets": {
+                "size": season.brackets.size,
+                "join": season.brackets.join.as_str(),
+                "early_cap": season.brackets.late.map(|l| l.early_cap),
+                "late_after": season.brackets.late.map(|l| l.after.to_string()),
+            },
             "clock": {
                 "max_skew_ms": season.clock.max_skew.as_millis() as u64,
                 "travel": season.clock.travel,
@@ -179,6 +185,23 @@ fn validate(season: &Season, args: &CheckArgs) -> Result<(), Failure> {
         );
     }
     let _ = writeln!(text, "longest period: {}", duration(longest));
+    let _ = match season.brackets.late {
+        None => writeln!(
+            text,
+            "brackets: {} players, join {}",
+            season.brackets.size,
+            season.brackets.join.as_str()
+        ),
+        Some(l) => writeln!(
+            text,
+            "brackets: {} players, join {}; late seats: filled to {} until {} of each period, \
+             then topped up by late joiners",
+            season.brackets.size,
+            season.brackets.join.as_str(),
+            l.early_cap,
+            l.after
+        ),
+    };
     let _ = writeln!(text, "tiers (lowest first):");
     for t in &season.tiers {
         let rewards: Vec<String> = t
