@@ -522,6 +522,14 @@ pub(super) struct SeasonOut {
     /// The ladder, lowest first.
     pub(super) tiers: Vec<TierOut>,
     pub(super) bracket_size: u32,
+    /// With reserved late seats: players a bracket takes before the late point
+    /// (absent without late seats).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) early_cap: Option<u32>,
+    /// With reserved late seats: the late point, `60%` of the period or a time after
+    /// its start such as `4d` (absent without late seats).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) late_after: Option<String>,
     /// `on_first_score` or `explicit`.
     #[schema(value_type = super::openapi::JoinPolicy)]
     pub(super) join: &'static str,

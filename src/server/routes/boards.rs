@@ -278,6 +278,8 @@ pub(crate) async fn season<S: Store>(State(app): State<Arc<App<S>>>) -> Json<Sea
             })
             .collect(),
         bracket_size: s.brackets.size,
+        early_cap: s.brackets.late.map(|l| l.early_cap),
+        late_after: s.brackets.late.map(|l| l.after.to_string()),
         join: s.brackets.join.as_str(),
         mode: s.scoring.mode.as_str(),
         max_score: s.packing.max_score(),
