@@ -2,7 +2,7 @@
 //! concern of the design.
 //!
 //! - [`LeagueStore`]: placements: the period's bracket counters (HINCRBY, bracket =
-//!   ceil(n / size)), a player's board entry, their league state, the store's clock;
+//!   ceil(n / size), or the late-seat rule of [`crate::season::seats`]), a player's board entry, their league state, the store's clock;
 //! - [`RankingStore`]: score updates with their idempotency records, standings and
 //!   around-me reads, cached profiles;
 //! - [`RolloverStore`]: closing brackets and periods, outcomes, rewards and claims;
@@ -86,7 +86,8 @@ pub trait LeagueStore: Send + Sync + 'static {
     }
 
     /// Places the player in a bracket of `tier` for the period, unless already placed:
-    /// bracket = ceil(n / size) where n is the tier's join counter after increment.
+    /// bracket = ceil(n / size) where n is the tier's join counter after increment, or
+    /// with `request.late` the late-seat rule ([`crate::season::seats::TierJoins`]).
     /// Atomic per period: concurrent joins of one player get one bracket. Refused with
     /// [`StoreError::PeriodClosed`] once the period is closing or no longer accepts
     /// events by the store's clock, and with [`StoreError::Time`] before it starts.

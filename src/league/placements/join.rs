@@ -1,5 +1,6 @@
 //! Joins: a player is placed in a bracket of their tier, counted by the period's
-//! counter (HINCRBY; bracket = ceil(n / size)), entered on the bracket's board and
+//! counter (HINCRBY; bracket = ceil(n / size), or the late-seat rule of
+//! `season/seats.rs`), entered on the bracket's board and
 //! recorded in their league state. Their tier is their last outcome's next tier,
 //! with the idle policy for periods skipped.
 
