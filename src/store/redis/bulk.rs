@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use ::redis::ScriptInvocation;
 
+use super::joins::*;
 use super::league::*;
 use super::pipeline::Answer;
 use super::scripts::SCRIPTS;

@@ -43,6 +43,7 @@ mod clocked;
 pub mod connection;
 mod correction;
 mod failure;
+mod joins;
 mod league;
 mod maxmemory;
 mod options;

@@ -76,7 +76,7 @@ impl RolloverStore for RedisStore {
                 Ok((field, n))
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        Ok((summary, super::league::tally(fields)?))
+        Ok((summary, super::joins::tally(fields)?))
     }
 
     async fn period_summary(&self, period: &PeriodKeys) -> Result<Option<String>, StoreError> {
