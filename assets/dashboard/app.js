@@ -137,7 +137,10 @@ function renderTiers() {
     }
     if (c.brackets > shown) chips.append(el("span", { class: "muted" }, ` … ${c.brackets - shown} more`));
     if (c.brackets === 0) chips.append(el("span", { class: "muted" }, "no brackets yet"));
-    const rules = `up ${tier.promote} · down ${tier.demote}`;
+    let rules = `up ${tier.promote} · down ${tier.demote}`;
+    const percent = tier.promote.endsWith("%") || tier.demote.endsWith("%");
+    if (tier.zones === "size" && percent) rules += ` · % of ${state.season.bracket_size}`;
+    if (tier.min_players > 0) rules += ` · no demotion under ${tier.min_players} active`;
     list.append(el("li", { class: "tier", "data-tier": tier.name },
       el("div", { class: "tier-head" },
         el("span", { class: "tier-name" }, tier.name),

@@ -6,11 +6,11 @@
 //!   falls in. Changing it under live data would reshuffle running brackets, so a
 //!   rollover refuses a file whose shape differs from the recorded one: such a change
 //!   is a new season (a new `name`).
-//! - The *ladder* (promote and demote counts, rewards) is applied when a period
-//!   closes: an edit takes effect from the close of the running period. Tiers may be
-//!   added anywhere and renamed with `renamed_from`; a tier that still has players and
-//!   is gone from the file (not renamed) is refused at the rollover, because its
-//!   players' outcomes cannot be computed.
+//! - The *ladder* (promote and demote quotas, zones, min_players, rewards) is applied
+//!   when a period closes: an edit takes effect from the close of the running period.
+//!   Tiers may be added anywhere and renamed with `renamed_from`; a tier that still
+//!   has players and is gone from the file (not renamed) is refused at the rollover,
+//!   because its players' outcomes cannot be computed.
 //!
 //! [`crate::League::compare_with_live`] (`leaguekit check --against`) says all of this
 //! before the file is deployed.
@@ -53,7 +53,19 @@ fn tier_rules(t: &crate::season::Tier) -> Value {
         "promote": quota(t.promote),
         "demote": quota(t.demote),
         "rewards": t.rewards.iter().map(|r| json!([r.first, r.last, r.grant])).collect::<Vec<_>>(),
+        "zones": t.zones.as_str(),
+        "min_players": t.min_players,
     })
+}
+
+/// A recorded tier's `field`; a ladder recorded before `zones` and `min_players`
+/// existed ran with their defaults.
+fn recorded_field(old: &Value, field: &str) -> Value {
+    match (field, &old[field]) {
+        ("zones", Value::Null) => json!(crate::season::Zones::Players.as_str()),
+        ("min_players", Value::Null) => json!(0),
+        (_, v) => v.clone(),
+    }
 }
 
 impl<S: Store> Rollover<S> {
@@ -255,12 +267,13 @@ impl<S: Store> Rollover<S> {
                             t.name
                         )),
                         Some(old) => {
-                            for field in ["promote", "demote", "rewards"] {
-                                if old[field] != now[field] {
+                            for field in ["promote", "demote", "zones", "min_players", "rewards"] {
+                                let was = recorded_field(old, field);
+                                if was != now[field] {
                                     changes.push(format!(
                                         "tier {:?}: {field} {} -> {}: applies from the close \
                                          of period {running} (running now)",
-                                        t.name, old[field], now[field]
+                                        t.name, was, now[field]
                                     ));
                                 }
                             }
@@ -274,5 +287,21 @@ impl<S: Store> Rollover<S> {
             refused,
             changes,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ladder_recorded_before_zones_ran_with_the_defaults() {
+        let old = json!({"name": "silver", "promote": 1, "demote": "20%", "rewards": []});
+        assert_eq!(recorded_field(&old, "zones"), json!("players"));
+        assert_eq!(recorded_field(&old, "min_players"), json!(0));
+        assert_eq!(recorded_field(&old, "demote"), json!("20%"));
+        let now = json!({"zones": "size", "min_players": 5});
+        assert_eq!(recorded_field(&now, "zones"), json!("size"));
+        assert_eq!(recorded_field(&now, "min_players"), json!(5));
     }
 }

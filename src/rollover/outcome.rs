@@ -6,8 +6,11 @@
 //!
 //! The rule, for a bracket of `n` players in a tier with quotas `promote`/`demote`:
 //!
-//! 1. `P = promote.of(n)` and `D = demote.of(n)` (a percentage of `n`, rounded down;
-//!    `P = 0` in the top tier, `D = 0` in the bottom tier).
+//! 1. `P = promote.of(b)` and `D = demote.of(b)`, where `b` is `n` under the tier's
+//!    `zones = "players"` and `brackets.size` under `zones = "size"` (a percentage of
+//!    `b`, rounded down; a count is itself, whatever `b`). `P = 0` in the top tier,
+//!    `D = 0` in the bottom tier and in a bracket with fewer active players than the
+//!    tier's `min_players`.
 //! 2. Players who scored ("active") keep their bracket ranks. The best `min(P, active)`
 //!    are promoted; then the worst `min(D, active - promoted)` active players are
 //!    demoted: promotion takes the top ranks first, demotion only those left.
@@ -174,13 +177,20 @@ pub struct BracketRule {
 
 impl BracketRule {
     /// The rule of a bracket of tier `tier` with `players` players, `active` of whom
-    /// scored; `None` for a tier the season does not have.
+    /// scored, by the tier's quotas, `zones` and `min_players` (rule step 1); `None`
+    /// for a tier the season does not have.
     pub fn new(season: &Season, tier: usize, players: u64, active: u64) -> Option<BracketRule> {
         let this = season.tiers.get(tier)?;
         let top = tier + 1 == season.tiers.len();
         let bottom = tier == 0;
-        let promote = if top { 0 } else { this.promote.of(players) };
-        let demote = if bottom { 0 } else { this.demote.of(players) };
+        let active = active.min(players);
+        let base = this.zones.base(season.brackets.size, players);
+        let promote = if top { 0 } else { this.promote.of(base) };
+        let demote = if bottom || active < u64::from(this.min_players) {
+            0
+        } else {
+            this.demote.of(base)
+        };
         let promoted = promote.min(active);
         let demoted = demote.min(active - promoted);
         Some(BracketRule {

@@ -7,10 +7,10 @@
 //!
 //! 1. The players left keep their order and take ranks 1, 2, ...; the excluded
 //!    players follow them, in their order (so ranks stay unique in the outcome log).
-//! 2. The quotas are those of the bracket as it closed: `promote.of(n)` and
-//!    `demote.of(n)` of its `n` players, the excluded ones included (their places are
-//!    not given back to the quota), applied to the active players left as
-//!    [`super::outcome`]'s rule steps 2 and 3 say.
+//! 2. The quotas are those of the bracket as it closed: [`super::outcome`]'s rule step
+//!    1 for its `n` players, the excluded ones included (their places are not given
+//!    back to the quota), applied to the active players left as rule steps 2 and 3
+//!    say (`min_players` counts the active players left).
 //! 3. Nobody left loses anything: a player's movement is the better of the one they
 //!    had and the new one; their reward is the one of their new rank, or the one they
 //!    had when the new rank has none.

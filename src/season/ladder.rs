@@ -110,6 +110,15 @@ impl Src<'_> {
                     ),
                 ));
             }
+            let key = |k: &str| format!("in tier {name:?}, {k}");
+            let zones = self.zones(t.zones.as_ref(), &key("zones"), brackets.zones)?;
+            let min_players = self.min_players(
+                t.min_players.as_ref(),
+                &key("min_players"),
+                size,
+                brackets.min_players,
+            )?;
+            // A full bracket: the same count under either zone rule.
             let (up, down) = (promote.of(u64::from(size)), demote.of(u64::from(size)));
             if up + down > u64::from(size) {
                 return Err(self.at(
@@ -197,6 +206,8 @@ impl Src<'_> {
                 demote,
                 rewards,
                 renamed_from,
+                zones,
+                min_players,
             });
         }
         Ok(tiers)
@@ -244,6 +255,54 @@ impl Src<'_> {
             ))),
             other => Err(err(format!("{key} is a {}", other.type_str()))),
         }
+    }
+
+    /// `zones = "players" | "size"` named `key`, or `default` when absent.
+    pub(super) fn zones(
+        &self,
+        v: Option<&Spanned<String>>,
+        key: &str,
+        default: Zones,
+    ) -> Result<Zones, ConfigError> {
+        let Some(v) = v else { return Ok(default) };
+        match v.get_ref().as_str() {
+            "players" => Ok(Zones::Players),
+            "size" => Ok(Zones::Size),
+            other => Err(self.at(
+                v.span(),
+                format!(
+                    "{key} = {other:?} is not a zone rule; use \"players\" or \"size\" \
+                     (percentages of the bracket's actual players, or of brackets.size \
+                     however many joined)"
+                ),
+            )),
+        }
+    }
+
+    /// `min_players` in `0..=size` named `key`, or `default` when absent.
+    pub(super) fn min_players(
+        &self,
+        v: Option<&Spanned<i64>>,
+        key: &str,
+        size: u32,
+        default: u32,
+    ) -> Result<u32, ConfigError> {
+        let Some(v) = v else { return Ok(default) };
+        let n = *v.get_ref();
+        let what = if n < 0 {
+            "is negative"
+        } else if n > i64::from(size) {
+            "is more than brackets.size, so no bracket could ever reach it"
+        } else {
+            return Ok(n as u32);
+        };
+        Err(self.at(
+            v.span(),
+            format!(
+                "{key} = {n} {what}; use a whole number from 0 (no minimum) to {size} (the \
+                 bracket size): a bracket that closes with fewer active players demotes nobody"
+            ),
+        ))
     }
 
     /// `"N"` or `"N-M"` with `1 <= N <= M <= size`.

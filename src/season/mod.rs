@@ -8,12 +8,14 @@
 //! `config/season.toml` is a commented example of every key. Required: `name`,
 //! `key_prefix`, `[schedule]` (`timezone`, `period`, `start`), `[scoring]` `max_score`,
 //! and at least one `[[tiers]]` table (`name`, `promote`, `demote`, optional `rewards`).
-//! Optional, with defaults: `[brackets]` (size 100, join `on_first_score`), the rest of
-//! `[scoring]` (mode `increment`, time_resolution `1s`, idempotency_window `24h`),
-//! `[profiles]` (no fields, 512 bytes), `[idle]` (policy `stay`), `[retention]`
-//! (4 periods, player data 180 days), `[clock]` (max_skew 5 s), `[simulation]`
-//! ([`SimulationConfig::default`]), `[tune]` ([`TuneConfig`], read by `leaguekit
-//! simulate --tune`) and `[server]` (settings of `leaguekit serve`: [`ServerConfig`]).
+//! Optional, with defaults: `[brackets]` (size 100, join `on_first_score`, zones
+//! `players`, no `min_players`; a tier may set its own zones and min_players), the
+//! rest of `[scoring]` (mode `increment`, time_resolution `1s`, idempotency_window
+//! `24h`), `[profiles]` (no fields, 512 bytes), `[idle]` (policy `stay`),
+//! `[retention]` (4 periods, player data 180 days), `[clock]` (max_skew 5 s),
+//! `[simulation]` ([`SimulationConfig::default`]), `[tune]` ([`TuneConfig`], read by
+//! `leaguekit simulate --tune`) and `[server]` (settings of `leaguekit serve`:
+//! [`ServerConfig`]).
 //!
 //! Parsing is in two steps: serde reads the file into raw structs that deny unknown keys
 //! and keep the byte span of every value whose meaning is checked afterwards; the checks
@@ -106,6 +108,24 @@ pub struct Brackets {
     pub join: JoinPolicy,
     /// Seats held back for late joiners (`early_cap`, `late_after`; none by default).
     pub late: Option<seats::LateSeats>,
+    /// The season's default zone rule (`zones`, default [`Zones::Players`]); each
+    /// tier's own is [`Tier::zones`].
+    pub zones: Zones,
+    /// The season's default `min_players` (0: none); each tier's own is
+    /// [`Tier::min_players`].
+    pub min_players: u32,
+}
+
+/// Of what a tier's percentage quotas are taken (`zones`): the promotion and
+/// demotion zones of a bracket that never filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Zones {
+    /// Of the bracket's actual players (`"players"`, the default).
+    Players,
+    /// Of the configured `[brackets] size` (`"size"`), whatever the headcount: "20%"
+    /// of brackets of 100 is 20 in a bracket of 3 too (capped by its active players).
+    Size,
 }
 
 /// The tiebreak granularity.
@@ -158,7 +178,8 @@ pub struct Profiles {
 pub enum Quota {
     /// A fixed number of players.
     Count(u32),
-    /// A percentage (0..=100) of the bracket's actual players, rounded down.
+    /// A percentage (0..=100), rounded down: of the bracket's actual players, or of
+    /// the bracket size under `zones = "size"` ([`Zones`]).
     Percent(u32),
 }
 
@@ -196,6 +217,11 @@ pub struct Tier {
     pub demote: Quota,
     /// Rewards by rank.
     pub rewards: Vec<Reward>,
+    /// Of what the percentages are taken (`zones`: the tier's own, else `[brackets]`'s).
+    pub zones: Zones,
+    /// A bracket that closes with fewer active players demotes nobody (`min_players`:
+    /// the tier's own, else `[brackets]`'s; 0: no minimum).
+    pub min_players: u32,
     /// The tier's name before a rename (`renamed_from`): live data under that name
     /// (placements, outcomes' next tiers, a running period's brackets) belongs to
     /// this tier.
@@ -345,6 +371,8 @@ impl Default for Brackets {
             size: 100,
             join: JoinPolicy::OnFirstScore,
             late: None,
+            zones: Zones::Players,
+            min_players: 0,
         }
     }
 }
@@ -355,6 +383,25 @@ impl JoinPolicy {
         match self {
             JoinPolicy::OnFirstScore => "on_first_score",
             JoinPolicy::Explicit => "explicit",
+        }
+    }
+}
+
+impl Zones {
+    /// The name used in the season file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Zones::Players => "players",
+            Zones::Size => "size",
+        }
+    }
+
+    /// The headcount a percentage quota is taken of, for a bracket of `players` in
+    /// brackets of `size`.
+    pub fn base(self, size: u32, players: u64) -> u64 {
+        match self {
+            Zones::Players => players,
+            Zones::Size => u64::from(size),
         }
     }
 }

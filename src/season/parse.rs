@@ -152,6 +152,8 @@ pub(super) struct RawBrackets {
     pub(super) join: Option<Spanned<String>>,
     pub(super) early_cap: Option<Spanned<i64>>,
     pub(super) late_after: Option<Spanned<String>>,
+    pub(super) zones: Option<Spanned<String>>,
+    pub(super) min_players: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -180,6 +182,9 @@ pub(super) struct RawTier {
     pub(super) rewards: Option<Vec<Spanned<RawReward>>>,
     /// The tier's name before a rename, so that live players keep their tier.
     pub(super) renamed_from: Option<Spanned<String>>,
+    /// The tier's own `zones` and `min_players` (else `[brackets]`'s).
+    pub(super) zones: Option<Spanned<String>>,
+    pub(super) min_players: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -453,6 +458,9 @@ impl Src<'_> {
             };
         }
         b.late = self.late_seats(raw, b.size)?;
+        b.zones = self.zones(raw.zones.as_ref(), "brackets.zones", b.zones)?;
+        b.min_players =
+            self.min_players(raw.min_players.as_ref(), "brackets.min_players", b.size, 0)?;
         Ok(b)
     }
 

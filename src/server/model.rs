@@ -512,6 +512,12 @@ pub(super) struct TierOut {
     /// A count (`"20"`) or a percentage (`"10%"`).
     pub(super) promote: String,
     pub(super) demote: String,
+    /// Of what the percentages are taken: `players` (the bracket's actual players) or
+    /// `size` (the bracket size, however many joined).
+    #[schema(value_type = super::openapi::Zones)]
+    pub(super) zones: &'static str,
+    /// A bracket that closes with fewer active players demotes nobody (0: no minimum).
+    pub(super) min_players: u32,
     pub(super) rewards: Vec<RewardRuleOut>,
 }
 

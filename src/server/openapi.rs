@@ -95,7 +95,7 @@ use super::routes::{
         SubmissionOut, BatchItem, BatchItemDone, BatchItemFailed, StandingOut, StandingsOut,
         LastOut, PlayerOut, ProfileOut, RewardOut, RewardsOut, ClaimOut, TierCountOut, CountsOut,
         TallyOut, PeriodReportOut, PeriodOut, PeriodsOut, BlockedBracketOut, ExportLine,
-        RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy,
+        RewardRuleOut, TierOut, SeasonOut, HealthOut, Outcome, ScoringMode, JoinPolicy, Zones,
         HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut,
         audit::AuditOut, audit::AuditEntryOut, ClockIn, ClockOut, BanIn, UnbanIn, BanOut,
         UnbanOut, BansOut, ResettleIn, ResettleOut, PlayerCorrectionOut, OutcomeSummaryOut,
@@ -146,6 +146,15 @@ pub(super) enum ScoringMode {
 pub(super) enum JoinPolicy {
     OnFirstScore,
     Explicit,
+}
+
+/// A tier's `zones`: of what its percentage quotas are taken.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(super) enum Zones {
+    Players,
+    Size,
 }
 
 /// `ok`, or `degraded` while the store refuses writes.

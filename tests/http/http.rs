@@ -434,6 +434,14 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         ),
         (&json!("20"), &json!("10%"))
     );
+    // Each tier's zone rule, resolved from [brackets] (the defaults here).
+    assert_eq!(
+        (
+            &season["tiers"][1]["zones"],
+            &season["tiers"][1]["min_players"]
+        ),
+        (&json!("players"), &json!(0))
+    );
 
     // The OpenAPI document lists every API path with its method.
     let doc = api.ok(Method::GET, "/openapi.json", None).await;

@@ -89,6 +89,8 @@ fn validate(season: &Season, args: &CheckArgs) -> Result<(), Failure> {
                     "name": t.name,
                     "promote": quota(t.promote),
                     "demote": quota(t.demote),
+                    "zones": t.zones.as_str(),
+                    "min_players": t.min_players,
                     "rewards": t.rewards.iter().map(|r| json!({"first": r.first, "last": r.last, "grant": r.grant})).collect::<Vec<_>>(),
                 })
             })
@@ -215,9 +217,17 @@ fn validate(season: &Season, args: &CheckArgs) -> Result<(), Failure> {
                 }
             })
             .collect();
+        // The zone rules only when they differ from the default.
+        let mut zones = String::new();
+        if t.zones != leaguekit::season::Zones::Players {
+            zones.push_str(&format!(" zones {:?}", t.zones.as_str()));
+        }
+        if t.min_players > 0 {
+            zones.push_str(&format!(" min_players {}", t.min_players));
+        }
         let _ = writeln!(
             text,
-            "  {:<12} promote {:<6} demote {:<6} rewards [{}]",
+            "  {:<12} promote {:<6} demote {:<6}{zones} rewards [{}]",
             t.name,
             quota(t.promote),
             quota(t.demote),

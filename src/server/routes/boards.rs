@@ -266,6 +266,8 @@ pub(crate) async fn season<S: Store>(State(app): State<Arc<App<S>>>) -> Json<Sea
                 name: t.name.clone(),
                 promote: quota(t.promote),
                 demote: quota(t.demote),
+                zones: t.zones.as_str(),
+                min_players: t.min_players,
                 rewards: t
                     .rewards
                     .iter()
