@@ -51,7 +51,7 @@ pub struct TuneConfig {
     /// Most trials the search runs (1..=1000, default 60).
     pub trials: u32,
     /// `late_promotion_within`: how far (percent, 0..=100) late joiners' promotion
-    /// rate may be from early joiners' (see [`crate::sim::FairnessFigures`]). When
+    /// rate may be from early joiners' (the simulator's fairness headline). When
     /// set, the search also varies `[brackets] early_cap` and `late_after`.
     pub late_promotion_within: Option<f64>,
 }

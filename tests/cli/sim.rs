@@ -700,3 +700,82 @@ fn arrivals_keep_the_default_draws_and_spread_the_joins() {
     assert!(f[9] < f[0] / 4, "{f:?}");
     assert!(matches.fairness.today_rule.is_none());
 }
+
+/// A replay under reserved late seats: the history's own join times against the
+/// late point, the same on both paths.
+#[tokio::test]
+async fn a_replay_with_late_seats_is_the_same_on_both_paths() {
+    let history = History::parse(&history_text(), "history.jsonl").expect("history");
+    for (what, s, _) in late_seat_variants() {
+        let clock = ManualClock::new(s.schedule.start);
+        let store = MemoryStore::with_clock(Arc::new(clock.clone()));
+        let engine = replay(
+            s.clone(),
+            store,
+            clock,
+            history.bind(&s).expect("bind"),
+            |_, _| {},
+        )
+        .await
+        .expect("replay");
+        let fast = replay_fast(&s, history.bind(&s).expect("bind"), 2, |_, _| {}).expect("fast");
+        same(&json(&engine), &json(&fast), what);
+    }
+}
+
+/// `leaguekit simulate --arrival uniform` on a season with late seats: the fairness
+/// table with today's rule beside the season's, the chart, and the same report on
+/// the full engine.
+#[test]
+fn the_command_line_shows_fairness_beside_todays_rule() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = dir.path().join("late.toml");
+    let text = "name = \"late\"\nkey_prefix = \"late\"\n[schedule]\ntimezone = \"UTC\"\n\
+                period = \"weekly\"\nstart = \"2026-03-02T00:00:00Z\"\n[brackets]\nsize = 20\n\
+                early_cap = 15\nlate_after = \"70%\"\n[scoring]\nmax_score = 100000\n\
+                [[tiers]]\nname = \"bronze\"\npromote = \"25%\"\ndemote = 0\n[[tiers]]\n\
+                name = \"silver\"\npromote = 0\ndemote = 3\n";
+    std::fs::write(&config, text).expect("write");
+    let run = |extra: &[&str], out: &str| -> (String, String) {
+        let out = dir.path().join(out);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_leaguekit"))
+            .arg("--config")
+            .arg(&config)
+            .args([
+                "simulate",
+                "--quiet",
+                "--players",
+                "300",
+                "--periods",
+                "3",
+                "--arrival",
+                "uniform",
+                "--out",
+            ])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .expect("run leaguekit");
+        let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            o.status.success(),
+            "{extra:?}: {stdout}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(out.join("fairness.png").exists());
+        let report = std::fs::read_to_string(out.join("report.json")).expect("report.json");
+        (stdout, report)
+    };
+    let (text, fast) = run(&[], "fast");
+    assert!(
+        text.contains("season's rule: late joiners") && text.contains("today's rule: late"),
+        "{text}"
+    );
+    assert!(text.contains("bronze*"), "{text}");
+    assert!(
+        fast.contains("\"today_rule\"") && fast.contains("\"arrival\": \"uniform\""),
+        "{fast}"
+    );
+    let (_, engine) = run(&["--full-engine"], "engine");
+    same(&fast, &engine, "--full-engine");
+}
