@@ -368,6 +368,17 @@ impl Src<'_> {
         if let Some(v) = &raw.return_rate {
             s.return_rate = self.float_in(v, "simulation.return_rate", 0.0, 1.0)?;
         }
+        if let Some(v) = &raw.arrival {
+            s.arrival = Arrival::parse(v.get_ref()).ok_or_else(|| {
+                self.at(
+                    v.span(),
+                    format!(
+                        "simulation.arrival = {:?} is not an arrival model; use \"matches\", \"uniform\" or \"front\"",
+                        v.get_ref()
+                    ),
+                )
+            })?;
+        }
         Ok(s)
     }
 }

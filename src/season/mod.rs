@@ -46,7 +46,7 @@ pub use crate::season::calendar::{PeriodRule, Schedule};
 use crate::season::packing::{Packing, ScoreMode};
 pub use cohorts::{Cohorts, MAX_COHORT_LEN};
 pub use server::{MAX_TOKEN_LEN, MIN_TOKEN_LEN, ServerConfig, split_named, validate_token};
-pub use tune::{Knob, TuneConfig, rewrite_quotas};
+pub use tune::{Knob, TuneConfig, rewrite_late_seats, rewrite_quotas};
 
 /// A validated season.
 #[derive(Debug, Clone)]
@@ -314,6 +314,41 @@ pub struct SimulationConfig {
     pub quit_rate: f64,
     /// Share of idle players who come back in a period (0..=1).
     pub return_rate: f64,
+    /// When players start their period's play (`arrival`, default `"matches"`).
+    pub arrival: Arrival,
+}
+
+/// `[simulation] arrival`: when a simulated player starts playing in a period.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Arrival {
+    /// Each match at a uniform time of the period; the player joins at the first.
+    #[default]
+    Matches,
+    /// A start uniform over the period; the matches fall between it and the end.
+    Uniform,
+    /// Most players early: a start at `length * u * u` (`u` uniform), so half the
+    /// players start in the first quarter; the matches fall between it and the end.
+    Front,
+}
+
+impl Arrival {
+    /// The name in a season file and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arrival::Matches => "matches",
+            Arrival::Uniform => "uniform",
+            Arrival::Front => "front",
+        }
+    }
+
+    /// The arrival model named `name`.
+    pub fn parse(name: &str) -> Option<Arrival> {
+        [Arrival::Matches, Arrival::Uniform, Arrival::Front]
+            .into_iter()
+            .find(|a| a.as_str() == name)
+    }
 }
 
 impl Default for SimulationConfig {
@@ -326,6 +361,7 @@ impl Default for SimulationConfig {
             active_share: 0.7,
             quit_rate: 0.05,
             return_rate: 0.2,
+            arrival: Arrival::Matches,
         }
     }
 }

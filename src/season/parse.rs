@@ -224,6 +224,7 @@ pub(super) struct RawSimulation {
     pub(super) active_share: Option<Spanned<f64>>,
     pub(super) quit_rate: Option<Spanned<f64>>,
     pub(super) return_rate: Option<Spanned<f64>>,
+    pub(super) arrival: Option<Spanned<String>>,
 }
 
 /// Characters allowed in season and tier names (key_prefix also allows `.`).

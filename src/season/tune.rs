@@ -19,6 +19,10 @@ pub enum Knob {
     Promote,
     /// The tier's `demote` quota (not in the bottom tier).
     Demote,
+    /// `[brackets] early_cap` (with a fairness target only).
+    EarlyCap,
+    /// `[brackets] late_after`, as a percentage (with a fairness target only).
+    LateAfter,
 }
 
 impl Knob {
@@ -27,6 +31,8 @@ impl Knob {
         match self {
             Knob::Promote => "promote",
             Knob::Demote => "demote",
+            Knob::EarlyCap => "early_cap",
+            Knob::LateAfter => "late_after",
         }
     }
 }
@@ -44,6 +50,10 @@ pub struct TuneConfig {
     pub vary: Vec<Knob>,
     /// Most trials the search runs (1..=1000, default 60).
     pub trials: u32,
+    /// `late_promotion_within`: how far (percent, 0..=100) late joiners' promotion
+    /// rate may be from early joiners' (the simulator's fairness headline). When
+    /// set, the search also varies `[brackets] early_cap` and `late_after`.
+    pub late_promotion_within: Option<f64>,
 }
 
 #[derive(serde::Deserialize)]
@@ -53,6 +63,7 @@ pub(super) struct RawTune {
     targets: Spanned<BTreeMap<String, Spanned<toml::Value>>>,
     vary: Option<Spanned<Vec<Spanned<String>>>>,
     trials: Option<Spanned<i64>>,
+    late_promotion_within: Option<Spanned<toml::Value>>,
 }
 
 impl Src<'_> {
@@ -94,10 +105,31 @@ impl Src<'_> {
             };
             targets.push((tier.clone(), share));
         }
-        if targets.is_empty() {
+        let within = match &raw.late_promotion_within {
+            None => None,
+            Some(v) => Some(
+                match v.get_ref() {
+                    toml::Value::String(s) => s
+                        .trim()
+                        .strip_suffix('%')
+                        .and_then(|d| d.trim().parse::<f64>().ok())
+                        .filter(|x| x.is_finite() && (0.0..=100.0).contains(x)),
+                    _ => None,
+                }
+                .ok_or_else(|| {
+                    self.at(
+                        v.span(),
+                        "tune.late_promotion_within is not a percentage from \"0%\" to \"100%\"; \
+                         write how far late joiners' promotion rate may be from early joiners', \
+                         e.g. \"20%\"",
+                    )
+                })?,
+            ),
+        };
+        if targets.is_empty() && within.is_none() {
             return Err(self.at(
                 raw.targets.span(),
-                format!("tune.targets is empty; name at least one tier of {names} with its target share, e.g. {{ gold = \"10%\" }}"),
+                format!("tune.targets is empty; name at least one tier of {names} with its target share, e.g. {{ gold = \"10%\" }}, or set late_promotion_within"),
             ));
         }
         let total: f64 = targets.iter().map(|(_, s)| s).sum();
@@ -149,6 +181,7 @@ impl Src<'_> {
             targets,
             vary,
             trials,
+            late_promotion_within: within,
         })
     }
 }
@@ -192,6 +225,59 @@ pub fn rewrite_quotas(
     let mut out = text.to_owned();
     for (span, value) in edits {
         out.replace_range(span, &value);
+    }
+    Season::from_toml(&out, file)?;
+    Ok(out)
+}
+
+/// `text` (a season file) with `[brackets] early_cap` and `late_after` set to
+/// `late` (`(early_cap, percent)`), or removed for `None`, everything else as
+/// written. The result is validated as a season.
+pub fn rewrite_late_seats(
+    text: &str,
+    file: &str,
+    late: Option<(u32, u32)>,
+) -> Result<String, ConfigError> {
+    let src = Src { text, file };
+    let raw: RawSeason = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+    let b = raw.brackets.as_ref();
+    let cap = b.and_then(|b| b.early_cap.as_ref()).map(|c| c.span());
+    let after = b.and_then(|b| b.late_after.as_ref()).map(|a| a.span());
+    let mut out = text.to_owned();
+    match (late, cap, after) {
+        (Some((c, p)), Some(cap), Some(after)) => {
+            let (first, second) = if cap.start > after.start {
+                ((cap, c.to_string()), (after, format!("\"{p}%\"")))
+            } else {
+                ((after, format!("\"{p}%\"")), (cap, c.to_string()))
+            };
+            out.replace_range(first.0, &first.1);
+            out.replace_range(second.0, &second.1);
+        }
+        (late, _, _) => {
+            // Drop the keys' lines, then write the new ones under `[brackets]`.
+            let mut lines: Vec<&str> = text
+                .lines()
+                .filter(|l| {
+                    let k = l.trim_start();
+                    !(k.starts_with("early_cap") || k.starts_with("late_after"))
+                })
+                .collect();
+            let keys = late.map(|(c, p)| format!("early_cap = {c}\nlate_after = \"{p}%\""));
+            if let Some(keys) = &keys {
+                match lines
+                    .iter()
+                    .position(|l| l.trim_start().starts_with("[brackets]"))
+                {
+                    Some(i) => lines.insert(i + 1, keys),
+                    None => {
+                        lines.push("[brackets]");
+                        lines.push(keys);
+                    }
+                }
+            }
+            out = lines.join("\n") + "\n";
+        }
     }
     Season::from_toml(&out, file)?;
     Ok(out)

@@ -5,8 +5,10 @@
 //! packing ([`crate::season::packing::Packing::apply`]): their join time and final
 //! packed score; their tier comes from their last outcome and the idle policy
 //! ([`after_skipped`]), with the embedded store's expiries ([`super::model`]);
-//! (2) joiners are placed in the order they showed up, `size` to a bracket, per tier
-//! (bracket = ceil(n / size), as the join counter does); (3) each bracket is ranked
+//! (2) joiners are placed in the order they showed up, per tier, by the season's join
+//! rule: `size` to a bracket (bracket = ceil(n / size), as the join counter does), or
+//! with reserved late seats each join counted by [`TierJoins::count`], late when it
+//! is at or after the period's late point; (3) each bracket is ranked
 //! by packed score, then player id, and closed with the league's outcome rule
 //! ([`BracketRule`], [`reward_for`]); (4) players' states move on.
 //!
@@ -24,9 +26,11 @@ use rayon::prelude::*;
 
 use crate::error::{Error, InputError};
 use crate::rollover::outcome::{BracketRule, after_skipped, reward_for};
+use crate::season::seats::TierJoins;
 use crate::season::{JoinPolicy, Season};
 
 use super::engine::Run;
+use super::fairness::{self, DECILES, FairCounts};
 use super::model::Timing;
 use super::report::{NONE, PeriodFigures};
 use super::source::{Activity, Event, Source, hopeless};
@@ -76,6 +80,8 @@ struct Closed {
     demoted: u64,
     rewards: u64,
     idle: u64,
+    /// Members per tenth of the period they joined in: (placed, promoted).
+    by_join: [[u32; 2]; DECILES],
 }
 
 /// What step 1 found in a chunk of players.
@@ -103,6 +109,7 @@ pub(crate) fn run(
     let mut slots = vec![EMPTY; n];
     let mut history = vec![NONE; n * width];
     let mut figures = Vec::with_capacity(width);
+    let mut tally = FairCounts::new(tiers);
     // The store's clock at the last close that dropped expired data (`finish_period`
     // runs only for periods somebody played in).
     let mut last_finish = i64::MIN;
@@ -125,7 +132,7 @@ pub(crate) fn run(
                         let act = src.activity(i, k, &mut st.quit, &mut buf);
                         *slot = draw(season, act, &buf, &mut d)?;
                         if slot.tier != NONE {
-                            slot.tier = tier_of(season, st, k, &timing, last_finish);
+                            slot.tier = tier_of(season, st, slot.first, k, &timing, last_finish);
                         }
                     }
                     Ok(d)
@@ -133,23 +140,17 @@ pub(crate) fn run(
                 .collect::<Result<Vec<Drawn>, Error>>()
         })?;
         // Step 2: placement order, grouped by tier.
-        let (order, counts) = pool.install(|| placement_order(&slots, tiers, at_bits, i_bits));
+        let (mut order, counts) = pool.install(|| placement_order(&slots, tiers, at_bits, i_bits));
+        let ranges = match timing.late[k] {
+            None => fixed_brackets(&counts, size),
+            Some(early) => late_seat_brackets(season, &mut order, &counts, &slots, early.from_ms),
+        };
         // Step 3: close every bracket.
-        let mut ranges = Vec::new();
-        let mut start = 0usize;
-        for (t, &c) in counts.iter().enumerate() {
-            let c = c as usize;
-            let mut b = 0;
-            while b < c {
-                ranges.push((t, start + b, start + (b + size).min(c)));
-                b += size;
-            }
-            start += c;
-        }
+        let length = timing.length_ms[k];
         let closed: Vec<Closed> = pool.install(|| {
             ranges
                 .par_iter()
-                .map(|&(t, lo, hi)| close(season, t, &order[lo..hi], &slots))
+                .map(|&(t, lo, hi)| close(season, t, &order[lo..hi], &slots, length))
                 .collect()
         });
         let mut promoted = vec![0u64; tiers];
@@ -162,6 +163,13 @@ pub(crate) fn run(
             idle_by[c.tier] += c.idle;
             rewards += c.rewards;
             idle += c.idle;
+            let n = c.members.len() as u64;
+            if n > 0 {
+                tally.bracket(c.tier, fairness::bucket(n, size as u64), n, c.promoted);
+            }
+            for (d, x) in c.by_join.iter().enumerate() {
+                tally.joined(c.tier, d, u64::from(x[0]), u64::from(x[1]));
+            }
             for &(i, next) in &c.members {
                 slots[i as usize].next = next;
             }
@@ -184,7 +192,10 @@ pub(crate) fn run(
                         st.tier = slot.tier;
                         st.next = slot.next;
                         // A grant keeps the player's rewards, not their state.
-                        st.expire = timing.placement_expire[k];
+                        st.expire = match timing.late[k] {
+                            Some(e) if slot.first < e.from_ms => e.placement_expire,
+                            _ => timing.placement_expire[k],
+                        };
                     }
                 })
         });
@@ -213,7 +224,67 @@ pub(crate) fn run(
         });
         progress(k as u64 + 1, periods);
     }
-    Ok(Run { figures, history })
+    Ok(Run {
+        figures,
+        history,
+        fairness: tally,
+    })
+}
+
+/// Brackets of `size` in placement order: (tier, from, to) in `order`.
+fn fixed_brackets(counts: &[u64], size: usize) -> Vec<(usize, usize, usize)> {
+    let mut ranges = Vec::new();
+    let mut start = 0usize;
+    for (t, &c) in counts.iter().enumerate() {
+        let c = c as usize;
+        let mut b = 0;
+        while b < c {
+            ranges.push((t, start + b, start + (b + size).min(c)));
+            b += size;
+        }
+        start += c;
+    }
+    ranges
+}
+
+/// Brackets with reserved late seats: each tier's joiners, in placement order, counted
+/// as the stores count them ([`TierJoins::count`]), late from `late_ms` after the
+/// period's start; `order` is regrouped by bracket. Returns (tier, from, to) in it.
+fn late_seat_brackets(
+    season: &Season,
+    order: &mut [u32],
+    counts: &[u64],
+    slots: &[Slot],
+    late_ms: i64,
+) -> Vec<(usize, usize, usize)> {
+    let caps = season.caps();
+    let mut ranges = Vec::new();
+    let mut start = 0usize;
+    let mut keyed: Vec<(u64, u32)> = Vec::new();
+    for (t, &c) in counts.iter().enumerate() {
+        let segment = &mut order[start..start + c as usize];
+        let mut joins = TierJoins::default();
+        keyed.clear();
+        keyed.extend(segment.iter().map(|&i| {
+            let late = joins.is_late(slots[i as usize].first, Some(late_ms));
+            (joins.count(late, caps), i)
+        }));
+        // Stable: within a bracket, members stay in placement order.
+        keyed.sort_by_key(|&(b, _)| b);
+        let mut lo = 0usize;
+        for (j, (&(b, i), slot)) in keyed.iter().zip(segment.iter_mut()).enumerate() {
+            *slot = i;
+            if j > 0 && keyed[j - 1].0 != b {
+                ranges.push((t, start + lo, start + j));
+                lo = j;
+            }
+        }
+        if !keyed.is_empty() {
+            ranges.push((t, start + lo, start + keyed.len()));
+        }
+        start += c as usize;
+    }
+    ranges
 }
 
 /// Bits needed to hold `x`.
@@ -284,8 +355,19 @@ fn draw(season: &Season, act: Activity, events: &[Event], d: &mut Drawn) -> Resu
 /// (or one whose records expired) starts at the bottom; otherwise their last
 /// outcome's next tier while its bracket is kept, else the tier they last played; then
 /// the idle policy for each period skipped.
-fn tier_of(season: &Season, st: &PlayerState, k: usize, t: &Timing, last_finish: i64) -> u8 {
-    if st.last == 0 || st.expire <= t.join_now[k] {
+fn tier_of(
+    season: &Season,
+    st: &PlayerState,
+    first: i64,
+    k: usize,
+    t: &Timing,
+    last_finish: i64,
+) -> u8 {
+    let now = match t.late[k] {
+        Some(e) if first < e.from_ms => e.join_now,
+        _ => t.join_now[k],
+    };
+    if st.last == 0 || st.expire <= now {
         return 0;
     }
     let p = st.last as usize - 1;
@@ -343,7 +425,7 @@ fn placement_order(
 
 /// Closes one bracket of tier `tier` holding `members`: ranks them (packed score
 /// descending, then id) and applies the outcome rule.
-fn close(season: &Season, tier: usize, members: &[u32], slots: &[Slot]) -> Closed {
+fn close(season: &Season, tier: usize, members: &[u32], slots: &[Slot], length: i64) -> Closed {
     let mut board: Vec<(Reverse<u64>, u32)> = members
         .iter()
         .map(|&i| (Reverse(slots[i as usize].packed), i))
@@ -358,6 +440,7 @@ fn close(season: &Season, tier: usize, members: &[u32], slots: &[Slot]) -> Close
         demoted: 0,
         rewards: 0,
         idle: 0,
+        by_join: [[0; 2]; DECILES],
     };
     let Some(rule) = BracketRule::new(season, tier, board.len() as u64, active) else {
         return out;
@@ -372,8 +455,13 @@ fn close(season: &Season, tier: usize, members: &[u32], slots: &[Slot]) -> Close
         let movement = rule.movement(season, rank);
         let next = rule.next_tier(movement);
         let rewarded = is_active && reward_for(season, tier, r as u64 + 1).is_some();
+        let joined = &mut out.by_join[fairness::decile(slots[*i as usize].first, length)];
+        joined[0] += 1;
         match movement {
-            crate::rollover::outcome::Movement::Promoted => out.promoted += 1,
+            crate::rollover::outcome::Movement::Promoted => {
+                out.promoted += 1;
+                joined[1] += 1;
+            }
             crate::rollover::outcome::Movement::Demoted => out.demoted += 1,
             _ => {}
         }

@@ -29,6 +29,7 @@
 
 pub mod chart;
 mod engine;
+mod fairness;
 mod fast;
 mod model;
 mod options;
@@ -39,13 +40,16 @@ mod source;
 mod tables;
 pub mod tune;
 
+pub use crate::season::Arrival;
+pub use fairness::{Fairness, FairnessFigures, Rate, TierFairness};
 pub use options::{MAX_PERIODS, MAX_PLAYERS, SimOptions};
 pub use replay::{History, Replay, ReplayError, ReplayInfo};
 pub use report::{PeriodFigures, SimReport, TierReach, TierStuck};
+pub use tables::headline as fairness_headline;
 
 use crate::clock::ManualClock;
 use crate::error::{Error, InputError};
-use crate::season::Season;
+use crate::season::{Season, Zones};
 use crate::store::Store;
 
 use population::Synthetic;
@@ -71,6 +75,23 @@ fn check_tiers(season: &Season) -> Result<(), Error> {
     Ok(())
 }
 
+/// The season under today's rule (brackets filled to `size` in arrival order without
+/// reserved late seats; quotas of the bracket's headcount, `zones = "players"`,
+/// without `min_players`), when its own rule differs from it: run it on the same
+/// population and put its fairness beside the season's ([`SimReport::beside_today`]).
+pub fn today_rule(season: &Season) -> Option<Season> {
+    let mut today = season.clone();
+    let mut differs = today.brackets.late.take().is_some();
+    today.brackets.zones = Zones::Players;
+    today.brackets.min_players = 0;
+    for tier in &mut today.tiers {
+        differs |= tier.zones != Zones::Players || tier.min_players != 0;
+        tier.zones = Zones::Players;
+        tier.min_players = 0;
+    }
+    differs.then_some(today)
+}
+
 fn tier_names(season: &Season) -> Vec<String> {
     season.tiers.iter().map(|t| t.name.clone()).collect()
 }
@@ -91,6 +112,7 @@ pub async fn simulate<S: Store>(
     check_tiers(&season)?;
     let mut source = Synthetic::new(&season, options);
     let (name, tiers) = (season.name.clone(), tier_names(&season));
+    let size = u64::from(season.brackets.size.max(1));
     let run = engine::run(season, store, clock, &mut source, &mut progress).await?;
     let periods = options.periods as usize;
     Ok(report::summarize(
@@ -98,9 +120,9 @@ pub async fn simulate<S: Store>(
         Some(options.clone()),
         None,
         tiers,
-        run.figures,
-        &run.history,
+        run,
         periods,
+        size,
     ))
 }
 
@@ -116,6 +138,7 @@ pub fn simulate_fast(
     options.check()?;
     check_tiers(season)?;
     let pool = pool(threads)?;
+    let size = u64::from(season.brackets.size.max(1));
     let mut source = pool.install(|| Synthetic::new(season, options));
     let run = fast::run(season, &mut source, &pool, &mut progress)?;
     let periods = options.periods as usize;
@@ -125,9 +148,9 @@ pub fn simulate_fast(
             Some(options.clone()),
             None,
             tier_names(season),
-            run.figures,
-            &run.history,
+            run,
             periods,
+            size,
         )
     }))
 }
@@ -143,6 +166,7 @@ pub async fn replay<S: Store>(
 ) -> Result<SimReport, Error> {
     check_tiers(&season)?;
     let (name, tiers) = (season.name.clone(), tier_names(&season));
+    let size = u64::from(season.brackets.size.max(1));
     let periods = history.periods() as usize;
     let run = engine::run(season, store, clock, &mut history, &mut progress).await?;
     Ok(report::summarize(
@@ -150,9 +174,9 @@ pub async fn replay<S: Store>(
         None,
         Some(history.info().clone()),
         tiers,
-        run.figures,
-        &run.history,
+        run,
         periods,
+        size,
     ))
 }
 
@@ -165,6 +189,7 @@ pub fn replay_fast(
 ) -> Result<SimReport, Error> {
     check_tiers(season)?;
     let pool = pool(threads)?;
+    let size = u64::from(season.brackets.size.max(1));
     let periods = history.periods() as usize;
     let run = fast::run(season, &mut history, &pool, &mut progress)?;
     Ok(pool.install(|| {
@@ -173,9 +198,9 @@ pub fn replay_fast(
             None,
             Some(history.info().clone()),
             tier_names(season),
-            run.figures,
-            &run.history,
+            run,
             periods,
+            size,
         )
     }))
 }

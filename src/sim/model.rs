@@ -30,6 +30,28 @@ pub(crate) struct Timing {
     pub(crate) bracket_expire: Vec<i64>,
     /// The period's length in milliseconds.
     pub(crate) length_ms: Vec<i64>,
+    /// With reserved late seats: the period's late point (ms after its start), and
+    /// `join_now` and `placement_expire` for the joins before it, which the engine
+    /// path applies at the league clock's `late point - 1 ms`, so that the store
+    /// judges them early, as it would have at their own time.
+    pub(crate) late: Vec<Option<EarlyJoins>>,
+}
+
+/// The store's clock for the joins before a period's late point, and what it gives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EarlyJoins {
+    /// The late point, in ms after the period's start.
+    pub(crate) from_ms: i64,
+    /// As [`Timing::join_now`], for a join before the late point.
+    pub(crate) join_now: i64,
+    /// As [`Timing::placement_expire`], for a join before the late point.
+    pub(crate) placement_expire: i64,
+}
+
+/// The league clock of the engine path while it applies a period's events before
+/// the late point `late_from_ms` (unix ms): its last millisecond before it.
+pub(crate) fn early_clock(late_from_ms: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(late_from_ms - 1).unwrap_or_default()
 }
 
 fn secs(d: TimeDelta) -> u64 {
@@ -52,6 +74,14 @@ impl Timing {
             closes: Vec::new(),
             bracket_expire: Vec::new(),
             length_ms: Vec::new(),
+            late: Vec::new(),
+        };
+        // `League::player_ttl_secs` at `now`, from `now`.
+        let expire = |now: chrono::DateTime<chrono::Utc>, end: chrono::DateTime<chrono::Utc>| {
+            plus(
+                now.timestamp(),
+                player_ttl.saturating_add(secs(end - now)).max(1),
+            )
         };
         for id in first..first + periods {
             let p = season
@@ -61,10 +91,16 @@ impl Timing {
             let now = p.end - Duration::milliseconds(1);
             let closes = p.end + skew;
             t.join_now.push(now.timestamp());
-            t.placement_expire.push(plus(
-                now.timestamp(),
-                player_ttl.saturating_add(secs(p.end - now)).max(1),
-            ));
+            t.placement_expire.push(expire(now, p.end));
+            t.late.push(season.brackets.late.map(|l| {
+                let from = l.late_from(p.start.timestamp_millis(), p.end.timestamp_millis());
+                let early = early_clock(from);
+                EarlyJoins {
+                    from_ms: from - p.start.timestamp_millis(),
+                    join_now: early.timestamp(),
+                    placement_expire: expire(early, p.end),
+                }
+            }));
             t.closes.push(closes.timestamp());
             let ttl = match season.calendar.period(id + keep) {
                 Some(later) => secs((later.end - p.end).max(later.end - closes)).max(1),

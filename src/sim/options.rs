@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use crate::error::InputError;
-use crate::season::Season;
+use crate::season::{Arrival, Season};
 
 /// What to simulate. Defaults come from the season's `[simulation]` section.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -29,6 +29,8 @@ pub struct SimOptions {
     pub return_rate: f64,
     /// Most matches a player plays in a period (each one is one score update).
     pub matches: u32,
+    /// When players start their period's play.
+    pub arrival: Arrival,
 }
 
 /// Most synthetic players: their ids (`sim-0000000`) are 7 digits, so that id order
@@ -50,6 +52,7 @@ impl SimOptions {
             quit_rate: s.quit_rate,
             return_rate: s.return_rate,
             matches: 3,
+            arrival: s.arrival,
         }
     }
 

@@ -8,10 +8,10 @@
 //! Owns: the generator and the population model. Must not: place, score or rank
 //! anybody (the run paths do, by the league's rules).
 
-use crate::season::JoinPolicy;
 use crate::season::Season;
 use crate::season::calendar::PeriodId;
 use crate::season::packing::ScoreMode;
+use crate::season::{Arrival, JoinPolicy};
 
 use super::options::SimOptions;
 use super::source::{Activity, Event, Source};
@@ -143,11 +143,28 @@ impl Source for Synthetic {
             rng.chance(o.active_share)
         };
         let mut activity = Activity::Absent;
+        // The start of the player's play in the period: their first match is at it,
+        // the others between it and the end (`matches`: no start, each match anywhere
+        // in the period).
+        let start = match o.arrival {
+            Arrival::Matches => 0,
+            Arrival::Uniform => at(&mut rng),
+            Arrival::Front => {
+                let u = rng.unit();
+                (u * u * (length - 1) as f64) as i64
+            }
+        };
+        let at = |rng: &mut Rng| start + (rng.unit() * (length - 1 - start) as f64) as i64;
         if plays {
             let skill = self.skills.get(i).copied().unwrap_or(0.0);
             let matches = 1 + rng.below(u64::from(o.matches));
-            for _ in 0..matches {
-                let t = at(&mut rng);
+            for m in 0..matches {
+                // The first match of a player with a start is at it: they join then.
+                let t = if m == 0 && o.arrival != Arrival::Matches {
+                    start
+                } else {
+                    at(&mut rng)
+                };
                 let performance = skill + rng.normal();
                 let points = (100.0 + 30.0 * performance).round().max(0.0) as u64;
                 out.push(Event {
@@ -160,7 +177,13 @@ impl Source for Synthetic {
             activity = Activity::Scored;
         } else if self.explicit && !*quit && rng.chance(0.5) {
             // Shows up (joins) but never plays: an idle player.
-            activity = Activity::Idle { at: at(&mut rng) };
+            activity = Activity::Idle {
+                at: if o.arrival == Arrival::Matches {
+                    at(&mut rng)
+                } else {
+                    start
+                },
+            };
         }
         // After the period, the player may quit.
         if !*quit && rng.chance(o.quit_rate) {

@@ -11,6 +11,10 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use super::engine::Run;
+#[cfg(test)]
+use super::fairness::FairCounts;
+use super::fairness::Fairness;
 use super::options::SimOptions;
 use super::replay::ReplayInfo;
 
@@ -103,6 +107,8 @@ pub struct SimReport {
     pub never_left_bottom: u64,
     /// Players who played 3 or more periods.
     pub played_3_or_more: u64,
+    /// What late joiners and small brackets met.
+    pub fairness: Fairness,
 }
 
 impl SimReport {
@@ -117,6 +123,12 @@ impl SimReport {
                 .map(|(t, n)| (t.clone(), *n as f64 / total as f64))
                 .collect()
         })
+    }
+
+    /// Puts the fairness figures of `today` (the same population under today's rule,
+    /// [`super::today_rule`]) beside this report's.
+    pub fn beside_today(&mut self, today: &SimReport) {
+        self.fairness.today_rule = Some(today.fairness.season_rule.clone());
     }
 }
 
@@ -221,10 +233,16 @@ pub(crate) fn summarize(
     options: Option<SimOptions>,
     replay: Option<ReplayInfo>,
     tiers: Vec<String>,
-    figures: Vec<PeriodFigures>,
-    history: &[u8],
+    run: Run,
     periods: usize,
+    size: u64,
 ) -> SimReport {
+    let Run {
+        figures,
+        history,
+        fairness,
+    } = run;
+    let history = &history[..];
     let t = tiers.len();
     let periods = periods.max(1);
     let c = history
@@ -272,7 +290,13 @@ pub(crate) fn summarize(
             },
         })
         .collect();
+    let fairness = Fairness {
+        buckets: super::fairness::labels(size),
+        season_rule: fairness.figures(&tiers),
+        today_rule: None,
+    };
     SimReport {
+        fairness,
         season,
         options,
         replay,
@@ -333,9 +357,13 @@ mod tests {
             None,
             None,
             vec!["bronze".into(), "silver".into()],
-            Vec::new(),
-            &h,
+            Run {
+                figures: Vec::new(),
+                history: h.to_vec(),
+                fairness: FairCounts::new(2),
+            },
             4,
+            100,
         );
         assert_eq!(r.reach[0].reached, 2);
         assert_eq!(r.reach[1].reached, 1);

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::fairness::{DECILES, FairnessFigures, Rate};
 use super::report::SimReport;
 
 impl SimReport {
@@ -124,6 +125,7 @@ impl SimReport {
                 .map(String::as_str)
                 .unwrap_or("the bottom tier")
         );
+        out.push_str(&self.fairness_tables());
         let refused: u64 = self.periods.iter().map(|p| p.refused).sum();
         if refused > 0 {
             let _ = writeln!(
@@ -132,5 +134,142 @@ impl SimReport {
             );
         }
         out
+    }
+}
+
+/// A rate as `12.3%`, or `-` without players.
+fn pct(r: &Rate) -> String {
+    r.percent.map_or("-".to_owned(), |p| format!("{p:.1}%"))
+}
+
+/// The one-line fairness figure: late joiners' promotion rate against early joiners'.
+pub fn headline(f: &FairnessFigures) -> String {
+    match f.late_vs_early {
+        Some(x) => format!(
+            "late joiners are promoted at {x:.2}x the rate of early joiners ({} vs {})",
+            pct(&f.late),
+            pct(&f.early)
+        ),
+        None => format!(
+            "late joiners promoted: {}, early joiners: {}",
+            pct(&f.late),
+            pct(&f.early)
+        ),
+    }
+}
+
+impl SimReport {
+    /// The fairness section of the tables: bracket sizes at the close and promotion
+    /// rates by join time and bracket size, today's rule beside the season's.
+    pub fn fairness_tables(&self) -> String {
+        let mut out = String::new();
+        let f = &self.fairness;
+        let w = self.tiers.iter().map(String::len).max().unwrap_or(6).max(9);
+        let rules: Vec<(&str, &FairnessFigures)> = match &f.today_rule {
+            Some(t) => vec![("season", &f.season_rule), ("today", t)],
+            None => vec![("season", &f.season_rule)],
+        };
+        let _ = writeln!(
+            out,
+            "\nfairness (early: joined in the first 3 tenths of a period, late: the last 3; tiers below the top)"
+        );
+        for (name, r) in &rules {
+            let label = if rules.len() > 1 {
+                format!("{name}'s rule: ")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(out, "{label}{}", headline(r));
+        }
+        let _ = writeln!(out, "\nbrackets at the close, by players in the bracket");
+        let _ = write!(out, "{:>w$}", "players");
+        for (name, _) in &rules {
+            let _ = write!(
+                out,
+                " {:>10} {:>10}",
+                format!("brackets{}", suffix(name, rules.len())),
+                "players"
+            );
+        }
+        let _ = writeln!(out);
+        for (b, label) in f.buckets.iter().enumerate() {
+            if label == "-" {
+                continue;
+            }
+            let _ = write!(out, "{label:>w$}");
+            for (_, r) in &rules {
+                let _ = write!(out, " {:>10} {:>10}", r.brackets[b], r.players[b]);
+            }
+            let _ = writeln!(out);
+        }
+        let _ = writeln!(
+            out,
+            "\npromotion rate by join time (tenth of the period){}",
+            if rules.len() > 1 {
+                "; * today's rule"
+            } else {
+                ""
+            }
+        );
+        let _ = write!(out, "{:>w$}", "tier");
+        for d in 0..DECILES {
+            let _ = write!(out, " {:>7}", format!("{}-{}", d * 10, d * 10 + 10));
+        }
+        let _ = writeln!(out);
+        for (t, tier) in self
+            .tiers
+            .iter()
+            .enumerate()
+            .take(self.tiers.len().saturating_sub(1))
+        {
+            for (name, r) in &rules {
+                let _ = write!(
+                    out,
+                    "{:>w$}",
+                    format!("{tier}{}", suffix(name, rules.len()))
+                );
+                for x in &r.tiers[t].by_join {
+                    let _ = write!(out, " {:>7}", pct(x));
+                }
+                let _ = writeln!(out);
+            }
+        }
+        let _ = writeln!(out, "\npromotion rate by players in the bracket");
+        let _ = write!(out, "{:>w$}", "tier");
+        let shown: Vec<usize> = (0..f.buckets.len())
+            .filter(|&b| f.buckets[b] != "-")
+            .collect();
+        for &b in &shown {
+            let _ = write!(out, " {:>7}", f.buckets[b]);
+        }
+        let _ = writeln!(out);
+        for (t, tier) in self
+            .tiers
+            .iter()
+            .enumerate()
+            .take(self.tiers.len().saturating_sub(1))
+        {
+            for (name, r) in &rules {
+                let _ = write!(
+                    out,
+                    "{:>w$}",
+                    format!("{tier}{}", suffix(name, rules.len()))
+                );
+                for &b in &shown {
+                    let _ = write!(out, " {:>7}", pct(&r.tiers[t].by_size[b]));
+                }
+                let _ = writeln!(out);
+            }
+        }
+        out
+    }
+}
+
+/// `*` marks today's rule when both are shown.
+fn suffix(rule: &str, rules: usize) -> &'static str {
+    if rules > 1 && rule == "today" {
+        "*"
+    } else {
+        ""
     }
 }

@@ -19,6 +19,13 @@
 //!   keeps nothing, every step is halved (each starts at an eighth of its knob's
 //!   range); the search ends after a fruitless sweep at step 1 (a local optimum), at
 //!   distance 0, or after `trials` trials. Points already tried are not run again.
+//! - with a fairness target (`late_promotion_within = "20%"`), two more knobs move
+//!   last: `[brackets] early_cap` (`1..size`) and `late_after` (a percentage,
+//!   `1..=99`; a season without late seats starts from none, and the first move of
+//!   either sets both, from `early_cap` = 80% of `size` and `late_after` = 60%); the
+//!   distance then adds, as one more squared term, how many percentage points late
+//!   joiners' promotion rate is further from early joiners' than the target allows
+//!   (`|1 - late_vs_early| * 100 - within`, when positive).
 //!
 //! No optimisation crate is used: the maintained ones (argmin and the like) search
 //! continuous spaces, and rounding their points to whole quotas would waste trials on
@@ -32,6 +39,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::error::{Error, InputError};
+use crate::season::seats::{LatePoint, LateSeats};
 use crate::season::{Knob, Quota, Season};
 
 use super::options::SimOptions;
@@ -60,6 +68,12 @@ pub struct Trial {
     pub quotas: Vec<TierQuotas>,
     /// Each target tier's share (percent) of the players who scored in period `after`.
     pub shares: BTreeMap<String, f64>,
+    /// `[brackets] early_cap` and `late_after` (percent) tried (`None`: no late seats).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late_seats: Option<(u32, u32)>,
+    /// Late joiners' promotion rate over early joiners' (with a fairness target).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late_vs_early: Option<f64>,
     /// The distance to the targets, in percentage points.
     pub distance: f64,
     /// Whether this trial became the best so far.
@@ -88,6 +102,9 @@ pub struct TuneReport {
     pub best_trial: u32,
     /// Its quotas.
     pub best: Vec<TierQuotas>,
+    /// Its `[brackets] early_cap` and `late_after` (percent), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best_late_seats: Option<(u32, u32)>,
     /// Why the search stopped.
     pub stopped: String,
 }
@@ -101,6 +118,8 @@ pub struct Tuned {
     pub report: TuneReport,
     /// The best (promote, demote) per tier, lowest first.
     pub quotas: Vec<(Quota, Quota)>,
+    /// The best `[brackets] early_cap` and `late_after` (percent), `None` for none.
+    pub late_seats: Option<(u32, u32)>,
     /// The current season over `after` periods.
     pub current: SimReport,
     /// The tuned season over `after` periods.
@@ -113,6 +132,30 @@ struct Dial {
     knob: Knob,
     /// Largest value in the quota's unit.
     max: u32,
+}
+
+/// A point of the search: the quotas, and the late seats (`early_cap`, percent).
+#[derive(Clone)]
+struct Point {
+    quotas: Vec<(Quota, Quota)>,
+    late: Option<(u32, u32)>,
+}
+
+/// A point by its values (each quota keeps its unit).
+type Key = (Vec<(u32, u32)>, Option<(u32, u32)>);
+
+/// The season's late seats as a point's (`late_after` as a whole percentage of the
+/// first period for a duration).
+fn late_of(season: &Season) -> Option<(u32, u32)> {
+    let l = season.brackets.late?;
+    let pct = match l.after {
+        LatePoint::Percent(p) => p,
+        LatePoint::Elapsed(d) => season.calendar.period(1).map_or(60, |p| {
+            let len = (p.end - p.start).num_milliseconds().max(1) as f64;
+            ((d.as_millis() as f64 * 100.0 / len).round() as u32).clamp(1, 99)
+        }),
+    };
+    Some((l.early_cap, pct))
 }
 
 fn value(q: Quota) -> u32 {
@@ -158,11 +201,14 @@ pub fn tune(
     let size = season.brackets.size;
     let top = season.tiers.len() - 1;
     let mut dials = Vec::new();
+    let within = config.late_promotion_within;
     for (i, t) in season.tiers.iter().enumerate() {
         for &knob in &config.vary {
             let (q, allowed) = match knob {
                 Knob::Promote => (t.promote, i < top),
                 Knob::Demote => (t.demote, i > 0),
+                // Not per tier (added below, with a fairness target).
+                _ => (t.promote, false),
             };
             if allowed {
                 let max = match q {
@@ -173,35 +219,66 @@ pub fn tune(
             }
         }
     }
-    let start: Vec<(Quota, Quota)> = season.tiers.iter().map(|t| (t.promote, t.demote)).collect();
-    let targets: BTreeMap<String, f64> = config.targets.iter().cloned().collect();
-    let point = |x: &[(Quota, Quota)], d: &Dial| match d.knob {
-        Knob::Promote => value(x[d.tier].0),
-        Knob::Demote => value(x[d.tier].1),
+    if within.is_some() && size >= 2 {
+        dials.push(Dial {
+            tier: 0,
+            knob: Knob::EarlyCap,
+            max: size - 1,
+        });
+        dials.push(Dial {
+            tier: 0,
+            knob: Knob::LateAfter,
+            max: 99,
+        });
+    }
+    let anchor = ((size * 4 / 5).clamp(1, size.saturating_sub(1).max(1)), 60);
+    let start = Point {
+        quotas: season.tiers.iter().map(|t| (t.promote, t.demote)).collect(),
+        late: late_of(season),
     };
-    let moved = |x: &[(Quota, Quota)], d: &Dial, v: u32| -> Vec<(Quota, Quota)> {
-        let mut y = x.to_vec();
+    let targets: BTreeMap<String, f64> = config.targets.iter().cloned().collect();
+    let point = |x: &Point, d: &Dial| match d.knob {
+        Knob::Promote => value(x.quotas[d.tier].0),
+        Knob::Demote => value(x.quotas[d.tier].1),
+        Knob::EarlyCap => x.late.unwrap_or(anchor).0,
+        _ => x.late.unwrap_or(anchor).1,
+    };
+    let moved = |x: &Point, d: &Dial, v: u32| -> Point {
+        let mut y = x.clone();
+        let q = &mut y.quotas;
         match d.knob {
-            Knob::Promote => y[d.tier].0 = with_value(y[d.tier].0, v),
-            Knob::Demote => y[d.tier].1 = with_value(y[d.tier].1, v),
+            Knob::Promote => q[d.tier].0 = with_value(q[d.tier].0, v),
+            Knob::Demote => q[d.tier].1 = with_value(q[d.tier].1, v),
+            Knob::EarlyCap => y.late = Some((v, x.late.unwrap_or(anchor).1)),
+            _ => y.late = Some((x.late.unwrap_or(anchor).0, v)),
         }
         y
     };
-    let valid = |x: &[(Quota, Quota)]| {
-        x.iter()
+    let valid = |x: &Point| {
+        x.quotas
+            .iter()
             .all(|(p, d)| p.of(u64::from(size)) + d.of(u64::from(size)) <= u64::from(size))
+            && x.late
+                .is_none_or(|(c, p)| (1..size).contains(&c) && (1..=99).contains(&p))
     };
     let mut trials: Vec<Trial> = Vec::new();
     // Points tried, by their values (each quota keeps its unit).
-    let key = |x: &[(Quota, Quota)]| -> Vec<(u32, u32)> {
-        x.iter().map(|(p, d)| (value(*p), value(*d))).collect()
+    let key = |x: &Point| -> Key {
+        let q = x.quotas.iter().map(|(p, d)| (value(*p), value(*d)));
+        (q.collect(), x.late)
     };
-    let mut seen: HashMap<Vec<(u32, u32)>, f64> = HashMap::new();
-    let run = |x: &[(Quota, Quota)], trials: &mut Vec<Trial>| -> Result<(f64, SimReport), Error> {
+    let mut seen: HashMap<Key, f64> = HashMap::new();
+    let run = |x: &Point, trials: &mut Vec<Trial>| -> Result<(f64, SimReport), Error> {
         let mut s = season.clone();
-        for (t, (p, d)) in s.tiers.iter_mut().zip(x) {
+        for (t, (p, d)) in s.tiers.iter_mut().zip(&x.quotas) {
             t.promote = *p;
             t.demote = *d;
+        }
+        if within.is_some() {
+            s.brackets.late = x.late.map(|(early_cap, p)| LateSeats {
+                early_cap,
+                after: LatePoint::Percent(p),
+            });
         }
         let report = simulate_fast(&s, &options, threads, |_, _| {})?;
         let shares = report
@@ -220,10 +297,17 @@ pub fn tune(
             sum += (share - target) * (share - target);
             shown.insert(tier.clone(), round2(share));
         }
+        let ratio = report.fairness.season_rule.late_vs_early;
+        if let (Some(w), Some(r)) = (within, ratio) {
+            let off = ((1.0 - r).abs() * 100.0 - w).max(0.0);
+            sum += off * off;
+        }
         let distance = sum.sqrt();
         trials.push(Trial {
             trial: trials.len() as u32 + 1,
-            quotas: quotas_of(season, x),
+            quotas: quotas_of(season, &x.quotas),
+            late_seats: x.late.filter(|_| within.is_some()),
+            late_vs_early: ratio.filter(|_| within.is_some()),
             shares: shown,
             distance: round2(distance),
             best: false,
@@ -300,13 +384,15 @@ pub fn tune(
         current_distance: round2(first),
         best_distance: round2(best),
         best_trial,
-        best: quotas_of(season, &x),
+        best: quotas_of(season, &x.quotas),
+        best_late_seats: x.late,
         trials,
         stopped,
     };
     Ok(Tuned {
         report,
-        quotas: x,
+        quotas: x.quotas,
+        late_seats: x.late,
         current,
         tuned,
     })
@@ -351,9 +437,17 @@ impl TuneReport {
                 .iter()
                 .map(|(k, v)| format!("{k} {v:.2}%"))
                 .collect();
+            let late = match (t.late_seats, t.late_vs_early) {
+                (Some((c, p)), r) => format!(
+                    "; early_cap {c}, late_after {p}%, late/early {}",
+                    r.map_or("-".to_owned(), |r| format!("{r:.2}"))
+                ),
+                (None, Some(r)) => format!("; no late seats, late/early {r:.2}"),
+                (None, None) => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "{:>5} {:>9.2}{} {}",
+                "{:>5} {:>9.2}{} {}{late}",
                 t.trial,
                 t.distance,
                 if t.best { "*" } else { " " },
@@ -375,6 +469,20 @@ impl TuneReport {
                 out,
                 "{:>12} {:>9} {:>9} {:>9} {:>9}",
                 c.tier, c.promote, b.promote, c.demote, b.demote
+            );
+        }
+        let first = self.trials.first();
+        if first.is_some_and(|t| t.late_vs_early.is_some()) {
+            let show = |l: Option<(u32, u32)>| {
+                l.map_or("none".to_owned(), |(c, p)| {
+                    format!("early_cap {c}, late_after {p}%")
+                })
+            };
+            let _ = writeln!(
+                out,
+                "\nlate seats: {} -> tuned {}",
+                show(first.and_then(|t| t.late_seats)),
+                show(self.best_late_seats)
             );
         }
         out

@@ -21,6 +21,19 @@ fn custom(
     scoring: &str,
     extra: &str,
 ) -> Season {
+    custom_brackets(prefix, promote, demote, join, scoring, extra, "")
+}
+
+/// [`custom`] with more `[brackets]` keys.
+fn custom_brackets(
+    prefix: &str,
+    promote: &str,
+    demote: &str,
+    join: &str,
+    scoring: &str,
+    extra: &str,
+    brackets: &str,
+) -> Season {
     let text = format!(
         r#"
 name = "simtest"
@@ -32,6 +45,7 @@ start = "2026-03-02T00:00:00+01:00"
 [brackets]
 size = 20
 join = "{join}"
+{brackets}
 [scoring]
 {scoring}
 [[tiers]]
@@ -545,4 +559,264 @@ fn the_command_line_replays_history_anywhere() {
         .expect("compare-report.json");
     assert!(other.contains("\"season\": \"b\""), "{other}");
     assert!(dir.path().join("compare/reach.png").exists());
+}
+
+/// Reserved late seats under arrivals spread over the period: a uniform and a
+/// front-loaded arrival, both join policies.
+fn late_seat_variants() -> Vec<(&'static str, Season, leaguekit::sim::Arrival)> {
+    use leaguekit::sim::Arrival;
+    let inc = "mode = \"increment\"\nmax_score = 100000";
+    let late = |join: &str, after: &str, idle: &str| {
+        let keys = format!("early_cap = 14\nlate_after = \"{after}\"");
+        custom_brackets("s", "4", "3", join, inc, idle, &keys)
+    };
+    vec![
+        (
+            "late seats, uniform, on_first_score",
+            late(
+                "on_first_score",
+                "60%",
+                "[idle]\npolicy = \"drop_one_tier\"\n[retention]\nperiods = 2\nplayer_ttl = \"14d\"",
+            ),
+            Arrival::Uniform,
+        ),
+        (
+            "late seats, front, explicit",
+            late("explicit", "3d", "[idle]\npolicy = \"stay\""),
+            Arrival::Front,
+        ),
+        (
+            "late seats, matches, on_first_score",
+            late("on_first_score", "50%", ""),
+            Arrival::Matches,
+        ),
+        (
+            "late seats and zones of the size with min_players, uniform, explicit",
+            custom_brackets(
+                "s",
+                "\"20%\"",
+                "\"15%\"",
+                "explicit",
+                inc,
+                "[idle]\npolicy = \"drop_one_tier\"",
+                "early_cap = 14\nlate_after = \"70%\"\nzones = \"size\"\nmin_players = 6",
+            ),
+            Arrival::Uniform,
+        ),
+    ]
+}
+
+/// Zones of the size and `min_players` alone (brackets filled as today): the fast
+/// path equals the engine path, and today's rule (percentages of the headcount, no
+/// minimum) promotes other players.
+#[tokio::test]
+async fn the_fast_path_equals_the_full_engine_path_with_zones() {
+    let s = custom_brackets(
+        "z",
+        "\"20%\"",
+        "\"20%\"",
+        "on_first_score",
+        "mode = \"increment\"\nmax_score = 100000",
+        "",
+        "zones = \"size\"\nmin_players = 8",
+    );
+    let mut options = SimOptions::from_season(&s);
+    options.players = 300;
+    options.periods = 5;
+    options.arrival = leaguekit::sim::Arrival::Uniform;
+    let engine = engine_beside_today(&s, &options).await;
+    let fast = fast_beside_today(&s, &options);
+    same(&json(&engine), &json(&fast), "zones");
+    let today = fast.fairness.today_rule.as_ref().expect("today's rule");
+    assert_ne!(
+        fast.fairness.season_rule.tiers, today.tiers,
+        "zones of the size promote more in small brackets"
+    );
+}
+
+/// Runs `s` and, under today's rule, the same population; the second's fairness
+/// beside the first's.
+async fn engine_beside_today(s: &Season, options: &SimOptions) -> SimReport {
+    let mut r = run_memory(s.clone(), options).await;
+    let today = leaguekit::sim::today_rule(s).expect("another rule than today's");
+    r.beside_today(&run_memory(today, options).await);
+    r
+}
+
+fn fast_beside_today(s: &Season, options: &SimOptions) -> SimReport {
+    let mut r = simulate_fast(s, options, 2, |_, _| {}).expect("fast path");
+    let today = leaguekit::sim::today_rule(s).expect("another rule than today's");
+    r.beside_today(&simulate_fast(&today, options, 3, |_, _| {}).expect("fast path"));
+    r
+}
+
+#[tokio::test]
+async fn the_fast_path_equals_the_full_engine_path_with_late_seats() {
+    for (what, s, arrival) in late_seat_variants() {
+        let mut options = SimOptions::from_season(&s);
+        options.players = 400;
+        options.periods = 6;
+        options.quit_rate = 0.2;
+        options.return_rate = 0.4;
+        options.arrival = arrival;
+        let engine = engine_beside_today(&s, &options).await;
+        let fast = fast_beside_today(&s, &options);
+        same(&json(&engine), &json(&fast), what);
+        // Every placed player is in one closed bracket; late seats changed the
+        // brackets (fewer small ones).
+        let f = &fast.fairness;
+        let placed: u64 = fast
+            .periods
+            .iter()
+            .map(|p| p.players.values().sum::<u64>())
+            .sum();
+        assert_eq!(f.season_rule.players.iter().sum::<u64>(), placed, "{what}");
+        let today = f.today_rule.as_ref().expect("today's rule");
+        assert_eq!(today.players.iter().sum::<u64>(), placed, "{what}");
+        assert_ne!(f.season_rule.brackets, today.brackets, "{what}");
+        assert_eq!(f.buckets, ["1", "2-4", "5-9", "10-15", "16-19", "20"]);
+    }
+}
+
+#[tokio::test]
+async fn late_seats_are_the_same_on_redis() {
+    let (what, s, arrival) = late_seat_variants().remove(0);
+    let mut options = SimOptions::from_season(&s);
+    options.players = 300;
+    options.periods = 5;
+    options.quit_rate = 0.2;
+    options.return_rate = 0.4;
+    options.arrival = arrival;
+    let memory = json(&run_memory(s.clone(), &options).await);
+    let mut s = s;
+    s.key_prefix = common::unique_prefix("simlate");
+    let clock = ManualClock::new(s.schedule.start);
+    let store = common::redis_store()
+        .await
+        .with_clock(Arc::new(clock.clone()));
+    let redis = simulate(s, store, clock, &options, |_, _| {})
+        .await
+        .expect("simulation on redis");
+    same(&memory, &json(&redis), what);
+}
+
+#[test]
+fn arrivals_keep_the_default_draws_and_spread_the_joins() {
+    use leaguekit::sim::Arrival;
+    let s = season("s", "4", "3", "on_first_score");
+    let mut options = SimOptions::from_season(&s);
+    options.players = 5_000;
+    options.periods = 2;
+    let by_join = |arrival: Arrival| {
+        let mut o = options.clone();
+        o.arrival = arrival;
+        let r = simulate_fast(&s, &o, 2, |_, _| {}).expect("fast path");
+        let joins: Vec<u64> = (0..10)
+            .map(|d| {
+                r.fairness
+                    .season_rule
+                    .tiers
+                    .iter()
+                    .map(|t| t.by_join[d].players)
+                    .sum()
+            })
+            .collect();
+        (r, joins)
+    };
+    let (matches, m) = by_join(Arrival::Matches);
+    let (_, u) = by_join(Arrival::Uniform);
+    let (_, f) = by_join(Arrival::Front);
+    // The default draws are today's: players join at their first match, so early.
+    assert_eq!(options.arrival, Arrival::Matches);
+    assert!(m[0] > m[9] * 3, "{m:?}");
+    // Uniform: about a tenth of the joins in each tenth.
+    let total: u64 = u.iter().sum();
+    assert!(
+        u.iter()
+            .all(|&x| x * 10 > total * 8 / 10 && x * 10 < total * 12 / 10),
+        "{u:?}"
+    );
+    // Front: start = length * u^2, so a share of sqrt(0.1) = 32% in the first tenth.
+    assert!(f[0] * 100 > total * 28 && f[0] * 100 < total * 36, "{f:?}");
+    assert!(f[9] < f[0] / 4, "{f:?}");
+    assert!(matches.fairness.today_rule.is_none());
+}
+
+/// A replay under reserved late seats: the history's own join times against the
+/// late point, the same on both paths.
+#[tokio::test]
+async fn a_replay_with_late_seats_is_the_same_on_both_paths() {
+    let history = History::parse(&history_text(), "history.jsonl").expect("history");
+    for (what, s, _) in late_seat_variants() {
+        let clock = ManualClock::new(s.schedule.start);
+        let store = MemoryStore::with_clock(Arc::new(clock.clone()));
+        let engine = replay(
+            s.clone(),
+            store,
+            clock,
+            history.bind(&s).expect("bind"),
+            |_, _| {},
+        )
+        .await
+        .expect("replay");
+        let fast = replay_fast(&s, history.bind(&s).expect("bind"), 2, |_, _| {}).expect("fast");
+        same(&json(&engine), &json(&fast), what);
+    }
+}
+
+/// `leaguekit simulate --arrival uniform` on a season with late seats: the fairness
+/// table with today's rule beside the season's, the chart, and the same report on
+/// the full engine.
+#[test]
+fn the_command_line_shows_fairness_beside_todays_rule() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = dir.path().join("late.toml");
+    let text = "name = \"late\"\nkey_prefix = \"late\"\n[schedule]\ntimezone = \"UTC\"\n\
+                period = \"weekly\"\nstart = \"2026-03-02T00:00:00Z\"\n[brackets]\nsize = 20\n\
+                early_cap = 15\nlate_after = \"70%\"\n[scoring]\nmax_score = 100000\n\
+                [[tiers]]\nname = \"bronze\"\npromote = \"25%\"\ndemote = 0\n[[tiers]]\n\
+                name = \"silver\"\npromote = 0\ndemote = 3\n";
+    std::fs::write(&config, text).expect("write");
+    let run = |extra: &[&str], out: &str| -> (String, String) {
+        let out = dir.path().join(out);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_leaguekit"))
+            .arg("--config")
+            .arg(&config)
+            .args([
+                "simulate",
+                "--quiet",
+                "--players",
+                "300",
+                "--periods",
+                "3",
+                "--arrival",
+                "uniform",
+                "--out",
+            ])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .expect("run leaguekit");
+        let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            o.status.success(),
+            "{extra:?}: {stdout}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(out.join("fairness.png").exists());
+        let report = std::fs::read_to_string(out.join("report.json")).expect("report.json");
+        (stdout, report)
+    };
+    let (text, fast) = run(&[], "fast");
+    assert!(
+        text.contains("season's rule: late joiners") && text.contains("today's rule: late"),
+        "{text}"
+    );
+    assert!(text.contains("bronze*"), "{text}");
+    assert!(
+        fast.contains("\"today_rule\"") && fast.contains("\"arrival\": \"uniform\""),
+        "{fast}"
+    );
+    let (_, engine) = run(&["--full-engine"], "engine");
+    same(&fast, &engine, "--full-engine");
 }

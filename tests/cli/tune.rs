@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use leaguekit::Season;
-use leaguekit::season::{Knob, Quota, rewrite_quotas};
+use leaguekit::season::{Knob, Quota, rewrite_late_seats, rewrite_quotas};
 use leaguekit::sim::{SimOptions, tune::tune};
 
 fn text(tune: &str) -> String {
@@ -247,4 +247,62 @@ fn simulate_tune_writes_a_season_that_check_accepts() {
         assert_eq!(fmt(t.promote), b["promote"].as_str().expect("promote"));
         assert_eq!(fmt(t.demote), b["demote"].as_str().expect("demote"));
     }
+}
+
+/// With a fairness target the search also moves `[brackets] early_cap` and
+/// `late_after`, and the tuned file carries them.
+#[test]
+fn a_fairness_target_tunes_the_late_seats() {
+    let tune_text = "[tune]\nafter = 3\ntargets = {}\nlate_promotion_within = \"0%\"\ntrials = 12";
+    let t = text(tune_text).replace("seed = 3\n", "seed = 3\narrival = \"uniform\"\n");
+    let s = Season::from_toml(&t, "t.toml").expect("valid");
+    assert_eq!(
+        s.tune.as_ref().and_then(|t| t.late_promotion_within),
+        Some(0.0)
+    );
+    let options = SimOptions::from_season(&s);
+    let a = tune(&s, &options, 2, |_, _| {}).expect("tune");
+    let r = &a.report;
+    assert!(
+        r.trials[0].late_seats.is_none(),
+        "trial 1 is the current season"
+    );
+    assert!(r.trials[0].late_vs_early.is_some());
+    assert!(
+        r.trials.iter().any(|t| t.late_seats.is_some()),
+        "the late seats moved: {r:?}"
+    );
+    assert!(r.best_distance <= r.current_distance);
+    // The tuned file: the quotas and the late seats, valid.
+    let q = rewrite_quotas(&t, "t.toml", &a.quotas).expect("quotas");
+    let out = rewrite_late_seats(&q, "t.toml", Some((15, 40))).expect("late seats");
+    let tuned = Season::from_toml(&out, "t.toml").expect("valid");
+    let late = tuned.brackets.late.expect("late seats");
+    assert_eq!(late.early_cap, 15);
+    assert!(out.contains("keep this comment"));
+    // Set again (keys present) and removed.
+    let again = rewrite_late_seats(&out, "t.toml", Some((12, 70))).expect("again");
+    assert_eq!(
+        Season::from_toml(&again, "t.toml")
+            .expect("valid")
+            .brackets
+            .late
+            .map(|l| l.early_cap),
+        Some(12)
+    );
+    let none = rewrite_late_seats(&again, "t.toml", None).expect("none");
+    assert!(
+        Season::from_toml(&none, "t.toml")
+            .expect("valid")
+            .brackets
+            .late
+            .is_none()
+    );
+    // A bad target is refused with what to write.
+    let bad = text("[tune]\nafter = 3\ntargets = {}\nlate_promotion_within = 20");
+    let e = Season::from_toml(&bad, "t.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("late_promotion_within") && e.contains("\"20%\""),
+        "{e}"
+    );
 }

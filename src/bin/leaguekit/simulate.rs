@@ -32,6 +32,12 @@ pub(crate) struct SimulateArgs {
     /// Most matches a player plays per period.
     #[arg(long)]
     pub(crate) matches: Option<u32>,
+    /// When players start their period's play: `matches` (each match at a uniform
+    /// time, joining at the first), `uniform` (a start uniform over the period, the
+    /// matches after it) or `front` (most players early) [default: [simulation]
+    /// arrival, else matches].
+    #[arg(long, value_enum)]
+    pub(crate) arrival: Option<ArrivalArg>,
     /// Where to write report.json and the charts.
     #[arg(long, default_value = "sim-out")]
     pub(crate) out: PathBuf,
@@ -46,7 +52,7 @@ pub(crate) struct SimulateArgs {
     compare: Option<PathBuf>,
     /// Replay real history instead of a synthetic population: JSON lines of updates
     /// ({"player","value","at"}, as `submit --batch` reads them) or `export` rows.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["players", "seed", "matches", "periods"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["players", "seed", "matches", "periods", "arrival"])]
     replay: Option<PathBuf>,
     /// Search the promote/demote quotas for the [tune] section's targets; writes the
     /// best season to OUT/tuned.toml.
@@ -60,6 +66,24 @@ pub(crate) struct SimulateArgs {
     /// thread) instead of the fast path; the report is the same, slower.
     #[arg(long)]
     full_engine: bool,
+}
+
+/// `--arrival`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub(crate) enum ArrivalArg {
+    Matches,
+    Uniform,
+    Front,
+}
+
+impl From<ArrivalArg> for sim::Arrival {
+    fn from(a: ArrivalArg) -> sim::Arrival {
+        match a {
+            ArrivalArg::Matches => sim::Arrival::Matches,
+            ArrivalArg::Uniform => sim::Arrival::Uniform,
+            ArrivalArg::Front => sim::Arrival::Front,
+        }
+    }
 }
 
 /// What one run reads: a synthetic population or a history.
@@ -81,6 +105,9 @@ pub(crate) fn options(season: &Season, args: &SimulateArgs) -> SimOptions {
     }
     if let Some(n) = args.matches {
         options.matches = n;
+    }
+    if let Some(a) = args.arrival {
+        options.arrival = a.into();
     }
     options
 }
@@ -105,14 +132,15 @@ pub(crate) async fn run(cli: &Cli, season: Season, args: &SimulateArgs) -> Resul
     };
     std::fs::create_dir_all(out)
         .map_err(|e| usage(format!("cannot create {}: {e}", out.display())))?;
-    let report = run_one(cli, season, &input, args).await?;
+    let report = with_today(cli, season, &input, args).await?;
     write_report(&report, &out.join("report.json"))?;
     chart::write_charts(&report, out).map_err(|e| usage(e.to_string()))?;
     let compared = match other {
         Some(other) => {
-            let b = run_one(cli, other, &input, args).await?;
+            let b = with_today(cli, other, &input, args).await?;
             write_report(&b, &out.join("compare-report.json"))?;
             chart::write_comparison(&report, &b, out).map_err(|e| usage(e.to_string()))?;
+            chart::write_fairness_comparison(&report, &b, out).map_err(|e| usage(e.to_string()))?;
             Some(b)
         }
         None => None,
@@ -133,15 +161,33 @@ pub(crate) async fn run(cli: &Cli, season: Season, args: &SimulateArgs) -> Resul
         text.push_str(&comparison_table(&report, b, &labels));
     }
     text.push_str(&format!(
-        "\nwrote {}/report.json, tiers.svg/.png, movement.svg/.png, reach.svg/.png{}\n",
+        "\nwrote {}/report.json, tiers.svg/.png, movement.svg/.png, reach.svg/.png, fairness.svg/.png{}\n",
         out.display(),
         if compared.is_some() {
-            ", compare.svg/.png, compare-report.json"
+            ", compare.svg/.png, compare-fairness.svg/.png, compare-report.json"
         } else {
             ""
         }
     ));
     emit(&text)
+}
+
+/// Runs one season on the input and, when its placement rule differs from today's
+/// (reserved late seats), the same input under today's rule, whose fairness figures
+/// go beside the season's.
+async fn with_today(
+    cli: &Cli,
+    season: Season,
+    input: &Input<'_>,
+    args: &SimulateArgs,
+) -> Result<SimReport, Failure> {
+    let today = sim::today_rule(&season);
+    let mut report = run_one(cli, season, input, args).await?;
+    if let Some(today) = today {
+        let t = run_one(cli, today, input, args).await?;
+        report.beside_today(&t);
+    }
+    Ok(report)
 }
 
 /// A progress bar on stderr when it is a terminal (and not --quiet).
@@ -323,6 +369,33 @@ fn comparison_table(a: &SimReport, b: &SimReport, files: &(String, String)) -> S
             reach(b, t),
             stuck(a, t),
             stuck(b, t)
+        );
+    }
+    let (fa, fb) = (&a.fairness.season_rule, &b.fairness.season_rule);
+    let _ = writeln!(
+        out,
+        "\nfairness on the same {}:",
+        if a.replay.is_some() {
+            "history"
+        } else {
+            "population"
+        }
+    );
+    let _ = writeln!(out, "A: {}", sim::fairness_headline(fa));
+    let _ = writeln!(out, "B: {}", sim::fairness_headline(fb));
+    let _ = writeln!(
+        out,
+        "{:>12} {:>10} {:>10} {:>12} {:>12}",
+        "players", "brackets A", "brackets B", "players A", "players B"
+    );
+    for (k, label) in a.fairness.buckets.iter().enumerate() {
+        if label == "-" || b.fairness.buckets.get(k) != Some(label) {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{:>12} {:>10} {:>10} {:>12} {:>12}",
+            label, fa.brackets[k], fb.brackets[k], fa.players[k], fb.players[k]
         );
     }
     out

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use leaguekit::Season;
-use leaguekit::season::rewrite_quotas;
+use leaguekit::season::{rewrite_late_seats, rewrite_quotas};
 use leaguekit::sim::{chart, tune};
 
 use crate::Cli;
@@ -57,10 +57,18 @@ pub(crate) async fn run(cli: &Cli, season: Season, args: &SimulateArgs) -> Resul
         );
     }
     let file = path.display().to_string();
-    let new_text = rewrite_quotas(&text, &file, &tuned.quotas)
+    let mut new_text = rewrite_quotas(&text, &file, &tuned.quotas)
         .map_err(|e| usage(format!("the tuned quotas do not make a valid season: {e}")))?;
+    if config.late_promotion_within.is_some() {
+        new_text = rewrite_late_seats(&new_text, &file, tuned.late_seats).map_err(|e| {
+            usage(format!(
+                "the tuned late seats do not make a valid season: {e}"
+            ))
+        })?;
+    }
     let header = format!(
         "# Written by `leaguekit simulate --tune` from {file}: its promote and demote quotas\n\
+         # (and [brackets] early_cap and late_after, with a fairness target)\n\
          # replaced by trial {}'s ({:.2} pp from the [tune] targets, against {:.2} pp), the\n\
          # rest as written (comments beside the quotas are the original's).\n",
         tuned.report.best_trial, tuned.report.best_distance, tuned.report.current_distance

@@ -1,5 +1,6 @@
 //! Charts of a simulation, as SVG and PNG: tier populations and movement per period
-//! (here), how long players take to reach each tier (`reach.rs`), and the tuner's
+//! (here), how long players take to reach each tier (`reach.rs`), what late joiners
+//! and small brackets meet (`fairness.rs`), and the tuner's
 //! progress and tuned ladder (`tune.rs`).
 //!
 //! Text is drawn with DejaVu Sans, compiled in (`assets/`), so a chart looks the same
@@ -7,9 +8,11 @@
 //!
 //! Owns: drawing. Must not: compute a figure the report does not hold.
 
+mod fairness;
 mod reach;
 mod tune;
 
+pub use fairness::write_fairness_comparison;
 pub use tune::write_tuning;
 
 use std::path::Path;
@@ -277,12 +280,14 @@ fn subtitle(report: &SimReport) -> String {
     }
 }
 
-/// Writes `tiers.svg/.png`, `movement.svg/.png` and `reach.svg/.png` into `dir`.
+/// Writes `tiers.svg/.png`, `movement.svg/.png`, `reach.svg/.png` and
+/// `fairness.svg/.png` into `dir`.
 pub fn write_charts(report: &SimReport, dir: &Path) -> Result<(), ChartError> {
     let title = format!("{}: players per tier ({})", report.season, subtitle(report));
     both(dir, "tiers", SIZE, &Tiers(report, title))?;
     both(dir, "movement", SIZE, &Movement(report))?;
     reach::write(report, dir)?;
+    fairness::write(report, dir)?;
     Ok(())
 }
 
