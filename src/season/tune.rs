@@ -87,15 +87,7 @@ impl Src<'_> {
                 ));
             }
             let how = "write a share of the active players such as \"4%\" or \"0.5%\"";
-            let share = match value.get_ref() {
-                toml::Value::String(s) => s
-                    .trim()
-                    .strip_suffix('%')
-                    .and_then(|d| d.trim().parse::<f64>().ok())
-                    .filter(|x| x.is_finite() && (0.0..=100.0).contains(x)),
-                _ => None,
-            };
-            let Some(share) = share else {
+            let Some(share) = percent(value.get_ref()) else {
                 return Err(self.at(
                     value.span(),
                     format!(
@@ -107,24 +99,14 @@ impl Src<'_> {
         }
         let within = match &raw.late_promotion_within {
             None => None,
-            Some(v) => Some(
-                match v.get_ref() {
-                    toml::Value::String(s) => s
-                        .trim()
-                        .strip_suffix('%')
-                        .and_then(|d| d.trim().parse::<f64>().ok())
-                        .filter(|x| x.is_finite() && (0.0..=100.0).contains(x)),
-                    _ => None,
-                }
-                .ok_or_else(|| {
-                    self.at(
-                        v.span(),
-                        "tune.late_promotion_within is not a percentage from \"0%\" to \"100%\"; \
+            Some(v) => Some(percent(v.get_ref()).ok_or_else(|| {
+                self.at(
+                    v.span(),
+                    "tune.late_promotion_within is not a percentage from \"0%\" to \"100%\"; \
                          write how far late joiners' promotion rate may be from early joiners', \
                          e.g. \"20%\"",
-                    )
-                })?,
-            ),
+                )
+            })?),
         };
         if targets.is_empty() && within.is_none() {
             return Err(self.at(
@@ -281,4 +263,16 @@ pub fn rewrite_late_seats(
     }
     Season::from_toml(&out, file)?;
     Ok(out)
+}
+
+/// A percentage from "0%" to "100%" as the `[tune]` keys write it (`None`: not one).
+fn percent(value: &toml::Value) -> Option<f64> {
+    match value {
+        toml::Value::String(s) => s
+            .trim()
+            .strip_suffix('%')
+            .and_then(|d| d.trim().parse::<f64>().ok())
+            .filter(|x| x.is_finite() && (0.0..=100.0).contains(x)),
+        _ => None,
+    }
 }

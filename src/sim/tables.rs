@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::fairness::{DECILES, FairnessFigures, Rate};
+use super::fairness::{DECILES, FairnessFigures, Rate, TierFairness};
 use super::report::SimReport;
 
 impl SimReport {
@@ -216,24 +216,7 @@ impl SimReport {
             let _ = write!(out, " {:>7}", format!("{}-{}", d * 10, d * 10 + 10));
         }
         let _ = writeln!(out);
-        for (t, tier) in self
-            .tiers
-            .iter()
-            .enumerate()
-            .take(self.tiers.len().saturating_sub(1))
-        {
-            for (name, r) in &rules {
-                let _ = write!(
-                    out,
-                    "{:>w$}",
-                    format!("{tier}{}", suffix(name, rules.len()))
-                );
-                for x in &r.tiers[t].by_join {
-                    let _ = write!(out, " {:>7}", pct(x));
-                }
-                let _ = writeln!(out);
-            }
-        }
+        self.rate_rows(&mut out, &rules, w, |t| t.by_join.iter().collect());
         let _ = writeln!(out, "\npromotion rate by players in the bracket");
         let _ = write!(out, "{:>w$}", "tier");
         let shown: Vec<usize> = (0..f.buckets.len())
@@ -243,25 +226,32 @@ impl SimReport {
             let _ = write!(out, " {:>7}", f.buckets[b]);
         }
         let _ = writeln!(out);
-        for (t, tier) in self
-            .tiers
-            .iter()
-            .enumerate()
-            .take(self.tiers.len().saturating_sub(1))
-        {
-            for (name, r) in &rules {
-                let _ = write!(
-                    out,
-                    "{:>w$}",
-                    format!("{tier}{}", suffix(name, rules.len()))
-                );
-                for &b in &shown {
-                    let _ = write!(out, " {:>7}", pct(&r.tiers[t].by_size[b]));
+        self.rate_rows(&mut out, &rules, w, |t| {
+            shown.iter().map(|&b| &t.by_size[b]).collect()
+        });
+        out
+    }
+
+    /// One row of rates per tier below the top and rule, `rates` picking the row's
+    /// cells from the tier's figures.
+    fn rate_rows(
+        &self,
+        out: &mut String,
+        rules: &[(&str, &FairnessFigures)],
+        w: usize,
+        rates: impl Fn(&TierFairness) -> Vec<&Rate>,
+    ) {
+        let below_top = self.tiers.len().saturating_sub(1);
+        for (t, tier) in self.tiers.iter().enumerate().take(below_top) {
+            for (name, r) in rules {
+                let label = format!("{tier}{}", suffix(name, rules.len()));
+                let _ = write!(out, "{label:>w$}");
+                for x in rates(&r.tiers[t]) {
+                    let _ = write!(out, " {:>7}", pct(x));
                 }
                 let _ = writeln!(out);
             }
         }
-        out
     }
 }
 

@@ -417,18 +417,7 @@ async fn a_replay_is_the_same_on_both_paths_and_on_redis() {
         ("on_first_score", season("s", "4", "3", "on_first_score")),
         ("explicit", season("s", "4", "3", "explicit")),
     ] {
-        let clock = ManualClock::new(s.schedule.start);
-        let store = MemoryStore::with_clock(Arc::new(clock.clone()));
-        let engine = replay(
-            s.clone(),
-            store,
-            clock,
-            history.bind(&s).expect("bind"),
-            |_, _| {},
-        )
-        .await
-        .expect("replay");
-        let fast = replay_fast(&s, history.bind(&s).expect("bind"), 2, |_, _| {}).expect("fast");
+        let (engine, fast) = replay_both(&s, &history).await;
         same(&json(&engine), &json(&fast), what);
         let info = fast.replay.as_ref().expect("replay info");
         assert_eq!(info.duplicates, 1, "{what}");
@@ -742,24 +731,31 @@ fn arrivals_keep_the_default_draws_and_spread_the_joins() {
     assert!(matches.fairness.today_rule.is_none());
 }
 
+/// `history` replayed under `s` on the full engine path (the embedded store) and on
+/// the fast path.
+async fn replay_both(s: &Season, history: &History) -> (SimReport, SimReport) {
+    let clock = ManualClock::new(s.schedule.start);
+    let store = MemoryStore::with_clock(Arc::new(clock.clone()));
+    let engine = replay(
+        s.clone(),
+        store,
+        clock,
+        history.bind(s).expect("bind"),
+        |_, _| {},
+    )
+    .await
+    .expect("replay");
+    let fast = replay_fast(s, history.bind(s).expect("bind"), 2, |_, _| {}).expect("fast");
+    (engine, fast)
+}
+
 /// A replay under reserved late seats: the history's own join times against the
 /// late point, the same on both paths.
 #[tokio::test]
 async fn a_replay_with_late_seats_is_the_same_on_both_paths() {
     let history = History::parse(&history_text(), "history.jsonl").expect("history");
     for (what, s, _) in late_seat_variants() {
-        let clock = ManualClock::new(s.schedule.start);
-        let store = MemoryStore::with_clock(Arc::new(clock.clone()));
-        let engine = replay(
-            s.clone(),
-            store,
-            clock,
-            history.bind(&s).expect("bind"),
-            |_, _| {},
-        )
-        .await
-        .expect("replay");
-        let fast = replay_fast(&s, history.bind(&s).expect("bind"), 2, |_, _| {}).expect("fast");
+        let (engine, fast) = replay_both(&s, &history).await;
         same(&json(&engine), &json(&fast), what);
     }
 }
