@@ -337,17 +337,7 @@ async fn memory_and_redis_agree_when_retention_and_player_ttl_run_out() {
         options.periods = 9;
         options.quit_rate = 0.3;
         options.return_rate = 0.4;
-        let memory = json(&run_memory(s.clone(), &options).await);
-        let mut s = s;
-        s.key_prefix = common::unique_prefix("simttl");
-        let clock = ManualClock::new(s.schedule.start);
-        let store = common::redis_store()
-            .await
-            .with_clock(Arc::new(clock.clone()));
-        let redis = simulate(s, store, clock, &options, |_, _| {})
-            .await
-            .expect("simulation on redis");
-        same(&memory, &json(&redis), what);
+        memory_equals_redis(s, &options, "simttl", what).await;
     }
 }
 
@@ -676,14 +666,20 @@ async fn late_seats_are_the_same_on_redis() {
     options.quit_rate = 0.2;
     options.return_rate = 0.4;
     options.arrival = arrival;
-    let memory = json(&run_memory(s.clone(), &options).await);
+    memory_equals_redis(s, &options, "simlate", what).await;
+}
+
+/// The full engine path gives the same report on the embedded store and on Redis
+/// (under a fresh key prefix starting with `tag`).
+async fn memory_equals_redis(s: Season, options: &SimOptions, tag: &str, what: &str) {
+    let memory = json(&run_memory(s.clone(), options).await);
     let mut s = s;
-    s.key_prefix = common::unique_prefix("simlate");
+    s.key_prefix = common::unique_prefix(tag);
     let clock = ManualClock::new(s.schedule.start);
     let store = common::redis_store()
         .await
         .with_clock(Arc::new(clock.clone()));
-    let redis = simulate(s, store, clock, &options, |_, _| {})
+    let redis = simulate(s, store, clock, options, |_, _| {})
         .await
         .expect("simulation on redis");
     same(&memory, &json(&redis), what);
