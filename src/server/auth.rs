@@ -11,6 +11,15 @@
 //! (a write never accepts the cookie, so a page on another site cannot make a browser
 //! write). Without a valid token only `/healthz` answers.
 //!
+//! A fourth role, `player`, is a game client's: a player token
+//! (`player_tokens.rs`, a short-lived JWT for one player, only ever as
+//! `Authorization: Bearer`, never the cookie) may call only the reads of
+//! [`PLAYER_ROUTES`] (403 `forbidden` for anything else); that the player and the
+//! bracket of the path are the token's own is checked by the routes' guard
+//! (`routes/own.rs`), which reads the player's placement. An expired player token is
+//! 401 `token_expired`; any other token the server does not know is 401
+//! `unauthorized`.
+//!
 //! Tokens are compared in constant time: every configured token is compared in full
 //! with the candidate, whatever matches, so the time taken says nothing about how much
 //! of a token was right. Tokens never reach a log: the trace layer logs method and
@@ -21,7 +30,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
@@ -31,6 +40,7 @@ use subtle::{Choice, ConstantTimeEq};
 use crate::season::{ServerConfig, split_named, validate_token};
 
 use super::error::ApiError;
+use super::player_tokens::Refused;
 use crate::operator::Actor;
 
 /// The environment variable with the `server` tokens (comma-separated).
@@ -47,6 +57,8 @@ pub const COOKIE: &str = "leaguekit_token";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Role {
+    /// A game client's player token: its own player and bracket, reads only.
+    Player,
     /// Reads only.
     Viewer,
     /// Reads and writes.
@@ -66,6 +78,21 @@ pub struct Caller {
     /// The token's name.
     pub name: String,
 }
+
+/// The player of a request made with a player token (in its extensions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct AsPlayer(pub(super) String);
+
+/// The routes a player token may call (`GET` and `HEAD` only), as the router names
+/// them.
+pub const PLAYER_ROUTES: [&str; 6] = [
+    "/v1/players/{player}",
+    "/v1/players/{player}/around",
+    "/v1/players/{player}/rewards",
+    "/v1/season",
+    "/v1/tiers/{tier}/brackets/{bracket}",
+    "/v1/tiers/{tier}/brackets/{bracket}/events",
+];
 
 /// A configured token's bytes and name.
 #[derive(Clone)]
@@ -220,16 +247,21 @@ fn same(secret: &[u8], candidate: &[u8]) -> Choice {
     equal
 }
 
+/// The bearer token of the `Authorization` header.
+fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
+    let v = headers.get(header::AUTHORIZATION)?.as_bytes();
+    let scheme = v.get(..7)?;
+    scheme
+        .eq_ignore_ascii_case(b"bearer ")
+        .then(|| v.get(7..))
+        .flatten()
+        .map(<[u8]>::trim_ascii)
+}
+
 /// The token of a request: the bearer token, or for reads the dashboard's cookie.
 fn presented<'a>(method: &Method, headers: &'a HeaderMap) -> Option<&'a [u8]> {
-    if let Some(v) = headers.get(header::AUTHORIZATION) {
-        let v = v.as_bytes();
-        let scheme = v.get(..7)?;
-        return scheme
-            .eq_ignore_ascii_case(b"bearer ")
-            .then(|| v.get(7..))
-            .flatten()
-            .map(<[u8]>::trim_ascii);
+    if headers.contains_key(header::AUTHORIZATION) {
+        return bearer(headers);
     }
     if method != Method::GET && method != Method::HEAD {
         return None;
@@ -266,7 +298,26 @@ pub(super) async fn require<S: crate::Store>(
     if public(request.uri().path()) {
         return next.run(request).await;
     }
-    let caller = presented(request.method(), request.headers()).and_then(|t| app.tokens.caller(t));
+    let mut caller =
+        presented(request.method(), request.headers()).and_then(|t| app.tokens.caller(t));
+    if caller.is_none()
+        && let (Some(keys), Some(token)) = (app.players.as_ref(), bearer(request.headers()))
+    {
+        match keys.check(token) {
+            Ok(player) => {
+                if !player_may_call(&request) {
+                    return ApiError::player_forbidden().into_response();
+                }
+                request.extensions_mut().insert(AsPlayer(player.clone()));
+                caller = Some(Caller {
+                    role: Role::Player,
+                    name: player,
+                });
+            }
+            Err(Refused::Expired) => return ApiError::token_expired().into_response(),
+            Err(Refused::Invalid) => {}
+        }
+    }
     let Some(caller) = caller else {
         if wants_page(&request) {
             let mut page = (
@@ -287,6 +338,15 @@ pub(super) async fn require<S: crate::Store>(
     request.extensions_mut().insert(caller.role);
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// Whether a player token may call this route at all (a read of [`PLAYER_ROUTES`]).
+fn player_may_call(request: &Request) -> bool {
+    matches!(*request.method(), Method::GET | Method::HEAD)
+        && request
+            .extensions()
+            .get::<MatchedPath>()
+            .is_some_and(|p| PLAYER_ROUTES.contains(&p.as_str()))
 }
 
 /// The extractor of the operator's routes: the caller holds an `admin` token (else

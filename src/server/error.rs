@@ -4,9 +4,11 @@
 //! |---|---|---|
 //! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `clock_not_forward`, `ban_in_past`, `bad_request` | bad input; nothing was written |
 //! | 401 | `unauthorized` | no token, or a token the server does not know |
-//! | 403 | `forbidden` | a `viewer` token on a write |
+//! | 401 | `token_expired` | a player token past its `exp` |
+//! | 403 | `forbidden` | a `viewer` token on a write; a player token outside its own player and bracket |
 //! | 403 | `banned` | a join or score of a banned player |
 //! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `unknown_player`, `not_placed`, `expired` | nothing there |
+//! | 404 | `player_tokens_disabled` | player tokens are off (no `LEAGUEKIT_PLAYER_TOKEN_SECRET`) |
 //! | 405 | `method_not_allowed` | a known path with another method |
 //! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `no_staging_clock` | the league's state refuses it; nothing was written |
 //! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `no_exclusions`, `not_in_bracket`, `excludes_everyone`, `bad_request` | bad input; nothing was written |
@@ -16,6 +18,7 @@
 //! | 405 | `method_not_allowed` | a known path with another method |
 //! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `bracket_not_closed` | the league's state refuses it; nothing was written |
 //! | 409 | `not_started`, `still_closing` | the same, but only for a moment: with `Retry-After` (seconds) and `retry_after_ms` |
+//! | 422 | `ttl_out_of_range` | a player token's `ttl` outside 60..=86400 seconds |
 //! | 422 | `limit_exceeded` | beyond a limit of the season's `[limits]` (`max_value`, `max_period_score`); nothing was written |
 //! | 429 | `rate_limited` | the player sent more updates than `limits.rate` allows; nothing was written: with `Retry-After` (seconds) and `retry_after_ms` |
 //! | 408 | `body_timeout` | a write's body did not finish arriving within the request timeout; nothing was written |
@@ -142,6 +145,35 @@ impl ApiError {
             "forbidden",
             "this route is the operator's: it needs an admin token \
              (LEAGUEKIT_ADMIN_TOKENS); server and viewer tokens may not call it",
+        )
+    }
+
+    /// 403 for a player token outside what it may read.
+    pub fn player_forbidden() -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "a player token reads only its own player (view, around, rewards), the season, \
+             and its own bracket's standings and live standings in the running period",
+        )
+    }
+
+    /// 401 for a player token past its `exp`.
+    pub fn token_expired() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "token_expired",
+            "the player token has expired; ask the game server for a new one",
+        )
+    }
+
+    /// 404 on the player token route of a server without a player token secret.
+    pub fn player_tokens_disabled() -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "player_tokens_disabled",
+            "player tokens are off on this server: set LEAGUEKIT_PLAYER_TOKEN_SECRET (at \
+             least 32 bytes, e.g. `openssl rand -hex 32`) and restart it",
         )
     }
 

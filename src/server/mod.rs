@@ -10,7 +10,8 @@
 //! - answers have the command line's JSON shapes; errors are
 //!   `{"error": {"code", "message"}}` with the status of [`ApiError`];
 //! - bearer tokens with a role ([`auth`]): without a valid token only `/healthz`
-//!   answers, a `viewer` token only reads;
+//!   answers, a `viewer` token only reads, a player token (a short-lived JWT, with
+//!   `LEAGUEKIT_PLAYER_TOKEN_SECRET`) reads only its own player and bracket;
 //! - an HTTP/1 answer sent before its request's body was read (a 401, a 404, a 413)
 //!   closes the connection and says so (`keep_alive.rs`);
 //! - a connection that sends no whole request head within
@@ -33,6 +34,7 @@ mod extract;
 mod keep_alive;
 mod model;
 mod openapi;
+pub mod player_tokens;
 mod prometheus;
 mod routes;
 mod sse;
@@ -54,6 +56,7 @@ use tower_http::trace::TraceLayer;
 pub use auth::{Role, TokenError, Tokens};
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use openapi::openapi;
+pub use player_tokens::{PlayerSecret, SecretError};
 pub use tokio_util::sync::CancellationToken;
 
 use crate::league::League;
@@ -96,6 +99,10 @@ pub struct ServerOptions {
     /// that the client, not the server, ends it: a request sent just as the server
     /// closes a connection fails half-sent, and a write's outcome is then unknown.
     pub idle_timeout: Duration,
+    /// The secret player tokens are signed with; without one, player tokens are
+    /// refused and `POST /v1/players/{player}/token` answers 404
+    /// `player_tokens_disabled` (default: none).
+    pub player_secret: Option<PlayerSecret>,
 }
 
 impl ServerOptions {
@@ -110,6 +117,7 @@ impl ServerOptions {
             max_streams: 1000,
             shutdown_grace: Duration::from_secs(30),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            player_secret: None,
         }
     }
 
@@ -143,6 +151,12 @@ impl ServerOptions {
         self
     }
 
+    /// Sets [`ServerOptions::player_secret`].
+    pub fn player_secret(mut self, secret: Option<PlayerSecret>) -> Self {
+        self.player_secret = secret;
+        self
+    }
+
     /// Sets [`ServerOptions::idle_timeout`].
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.idle_timeout = timeout;
@@ -154,6 +168,7 @@ impl ServerOptions {
 pub(crate) struct App<S: Store> {
     league: Arc<League<S>>,
     tokens: Tokens,
+    players: Option<player_tokens::PlayerKeys>,
     max_batch: usize,
     hub: sse::Hub<S>,
     shutdown: CancellationToken,
@@ -172,7 +187,12 @@ pub fn router<S: Store>(
     shutdown: CancellationToken,
 ) -> Router {
     prometheus::install();
+    let players = options
+        .player_secret
+        .as_ref()
+        .map(|secret| player_tokens::PlayerKeys::new(secret, &league.season().name));
     let app = Arc::new(App {
+        players,
         hub: sse::Hub::new(
             league.clone(),
             options.live_poll,
@@ -186,6 +206,10 @@ pub fn router<S: Store>(
     });
     // Layers run outside in: the last added sees the request first.
     routes::routes::<S>()
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            routes::own::guard::<S>,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
             auth::require::<S>,
@@ -275,6 +299,9 @@ pub enum ServeError {
     /// A token is not usable.
     #[error("{0}")]
     Token(#[from] TokenError),
+    /// The player token secret is too short.
+    #[error("{0}")]
+    PlayerSecret(#[from] SecretError),
     /// The address could not be bound.
     #[error(
         "cannot listen on {addr}: {source}; choose another address with --listen or [server] listen"
@@ -298,7 +325,7 @@ impl ServeError {
     /// The command line's exit code: 2 for bad configuration, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
-            ServeError::NoTokens | ServeError::Token(_) => 2,
+            ServeError::NoTokens | ServeError::Token(_) | ServeError::PlayerSecret(_) => 2,
             _ => 1,
         }
     }
@@ -311,7 +338,8 @@ impl ServeError {
 ///
 /// The `[server]` section of the season file sets the listen address, tokens, body
 /// limit and request timeout; `LEAGUEKIT_SERVER_TOKENS` / `LEAGUEKIT_VIEWER_TOKENS`
-/// replace its tokens and `args.listen` its address.
+/// replace its tokens and `args.listen` its address. `LEAGUEKIT_PLAYER_TOKEN_SECRET`
+/// (at least 32 bytes) turns player tokens on.
 pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), ServeError> {
     // First, so the scheduler's catch-up at start is counted too.
     prometheus::install();
@@ -320,7 +348,7 @@ pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), Ser
     if tokens.is_empty() {
         return Err(ServeError::NoTokens);
     }
-    let mut options = ServerOptions::new(tokens);
+    let mut options = ServerOptions::new(tokens).player_secret(PlayerSecret::from_env()?);
     if let Some(limit) = config.body_limit {
         options = options.body_limit(limit);
     }

@@ -16,7 +16,7 @@ use axum::Json;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::schema::{Schema, SchemaType, Type};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi, ToSchema};
 
@@ -32,8 +32,9 @@ use super::routes::clock::{ClockIn, ClockOut};
 use super::routes::resettle::{
     OutcomeSummaryOut, PlayerCorrectionOut, ResettleIn, ResettleOut, TierCreditOut,
 };
+use super::routes::tokens::{TokenIn, TokenOut};
 use super::routes::{
-    adjust, audit, bans, boards, clock, periods, players, resettle, scores, system,
+    adjust, audit, bans, boards, clock, periods, players, resettle, scores, system, tokens,
 };
 
 #[derive(OpenApi)]
@@ -42,7 +43,9 @@ use super::routes::{
         title = "leaguekit",
         description = "Tiered, bracketed leagues over HTTP/JSON. Every answer but /healthz \
                        needs `Authorization: Bearer TOKEN`: a server token reads and writes, a \
-                       viewer token only reads. Errors are `{\"error\": {\"code\", \"message\"}}` \
+                       viewer token only reads, a player token (security scheme `player`, a short-lived JWT \
+                       from `POST /v1/players/{player}/token`) reads only its own player and bracket \
+                       on the operations that list it. Errors are `{\"error\": {\"code\", \"message\"}}` \
                        (`ErrorCode` lists every code).\n\n\
                        This is an OpenAPI 3.1 document. Generators that read 3.1 (openapi-typescript, \
                        openapi-python-client, openapi-generator 7) use it as it is. Generators that \
@@ -72,6 +75,7 @@ use super::routes::{
         players::profile,
         players::rewards,
         players::claim,
+        tokens::mint,
         boards::standings,
         boards::events,
         boards::counts,
@@ -99,7 +103,7 @@ use super::routes::{
         HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut,
         audit::AuditOut, audit::AuditEntryOut, ClockIn, ClockOut, BanIn, UnbanIn, BanOut,
         UnbanOut, BansOut, ResettleIn, ResettleOut, PlayerCorrectionOut, OutcomeSummaryOut,
-        TierCreditOut, adjust::AdjustIn, adjust::AdjustOut
+        TierCreditOut, adjust::AdjustIn, adjust::AdjustOut, TokenIn, TokenOut
     )),
     modifiers(&Bearer, &Answers),
     tags(
@@ -223,6 +227,9 @@ pub(super) enum ErrorCode {
     ExcludesEveryone,
     LimitExceeded,
     RateLimited,
+    TokenExpired,
+    PlayerTokensDisabled,
+    TtlOutOfRange,
 }
 
 /// `applied` (the update changed the score) or `duplicate` (its request id had been
@@ -307,7 +314,9 @@ pub(super) struct StandingsEvent {
 // What every operation shares.
 // ---------------------------------------------------------------------------------
 
-/// Declares the bearer scheme the paths refer to, and that `/healthz` needs none.
+/// Declares the bearer scheme the paths refer to, the `player` scheme of the reads a
+/// player token may call (with their 403 for another player or bracket), and that
+/// `/healthz` needs none.
 struct Bearer;
 
 impl Modify for Bearer {
@@ -317,6 +326,43 @@ impl Modify for Bearer {
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
+        components.add_security_scheme(
+            "player",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .description(Some(
+                        "A player token (HS256 JWT: `sub` the player, `exp`, `iat`, `aud` \
+                         `leaguekit:<season name>`), as `Authorization: Bearer`; only on the \
+                         operations that list this scheme, for its own player and bracket. \
+                         401 `token_expired` once past its `exp`.",
+                    ))
+                    .build(),
+            ),
+        );
+        for path in super::auth::PLAYER_ROUTES {
+            let Some(op) = openapi
+                .paths
+                .paths
+                .get_mut(path)
+                .and_then(|item| item.get.as_mut())
+            else {
+                continue;
+            };
+            op.security
+                .get_or_insert_with(Vec::new)
+                .push(SecurityRequirement::new("player", Vec::<String>::new()));
+            op.responses
+                .responses
+                .entry("403".to_owned())
+                .or_insert_with(|| {
+                    error_answer(
+                        "forbidden: a player token for another player, or another bracket or \
+                         period than its own",
+                    )
+                });
+        }
         if let Some(op) = openapi
             .paths
             .paths
@@ -347,7 +393,8 @@ impl Modify for Answers {
                 if guarded {
                     add.push((
                         "401",
-                        "unauthorized: no token, or one the server does not know",
+                        "unauthorized: no token, or one the server does not know; \
+                         token_expired: a player token past its exp",
                     ));
                 }
                 if write {

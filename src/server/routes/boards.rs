@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::response::IntoResponse;
 
 use crate::error::InputError;
@@ -19,6 +19,7 @@ use crate::server::model::{
     CountsOut, CountsQuery, LiveQuery, P, PageQuery, Q, RewardRuleOut, SeasonOut, StandingsOut,
     TierOut, TopOut, TopQuery,
 };
+use crate::server::routes::own::OwnPeriod;
 use crate::server::sse::Watch;
 use crate::store::Store;
 
@@ -133,7 +134,10 @@ pub(crate) async fn events<S: Store>(
     State(app): State<Arc<App<S>>>,
     P((tier, bracket)): P<(String, u32)>,
     Q(q): Q<LiveQuery>,
+    own: Option<Extension<OwnPeriod>>,
 ) -> Result<impl IntoResponse, ApiError> {
+    // A player token's stream follows the running period only (see routes/own.rs).
+    let period = q.period.or(own.map(|Extension(OwnPeriod(p))| p));
     let limit = q.limit.unwrap_or(100);
     // Refuse what would only ever produce errors before opening a stream.
     let tier = boards_of(&app, &tier, q.cohort.as_deref())?;
@@ -148,13 +152,13 @@ pub(crate) async fn events<S: Store>(
             max: MAX_PAGE,
         })));
     }
-    if let Some(p) = q.period {
+    if let Some(p) = period {
         app.league.period(p).map_err(crate::Error::from)?;
     }
     app.hub.subscribe(Watch {
         tier,
         bracket,
-        period: q.period,
+        period,
         limit,
     })
 }

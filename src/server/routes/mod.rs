@@ -8,11 +8,13 @@ pub(super) mod audit;
 pub(super) mod bans;
 pub(super) mod boards;
 pub(super) mod clock;
+pub(super) mod own;
 pub(super) mod periods;
 pub(super) mod players;
 pub(super) mod resettle;
 pub(super) mod scores;
 pub(super) mod system;
+pub(super) mod tokens;
 
 use std::sync::Arc;
 
@@ -38,6 +40,7 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
                 .patch(players::patch_profile::<S>),
         )
         .route("/v1/players/{player}/rewards", get(players::rewards::<S>))
+        .route("/v1/players/{player}/token", post(tokens::mint::<S>))
         .route("/v1/players/{player}/adjust", post(adjust::adjust::<S>))
         .route(
             "/v1/players/{player}/rewards:claim",
