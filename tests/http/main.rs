@@ -13,5 +13,6 @@ mod browser;
 mod http;
 mod limits_adjust;
 mod parity;
+mod player_tokens;
 mod resettle;
 mod staging;

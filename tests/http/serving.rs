@@ -95,6 +95,8 @@ pub struct Start<'a> {
     pub server_tokens: Option<&'a str>,
     pub viewer_tokens: Option<&'a str>,
     pub admin_tokens: Option<&'a str>,
+    /// `LEAGUEKIT_PLAYER_TOKEN_SECRET` (none by default: player tokens off).
+    pub player_secret: Option<&'a str>,
     pub args: Vec<&'a str>,
     pub log: &'a str,
 }
@@ -107,6 +109,7 @@ impl<'a> Start<'a> {
             server_tokens: Some(SERVER),
             viewer_tokens: Some(VIEWER),
             admin_tokens: None,
+            player_secret: None,
             args: vec!["--no-scheduler"],
             log: "warn",
         }
@@ -123,6 +126,7 @@ impl<'a> Start<'a> {
             .env_remove("LEAGUEKIT_SERVER_TOKENS")
             .env_remove("LEAGUEKIT_VIEWER_TOKENS")
             .env_remove("LEAGUEKIT_ADMIN_TOKENS")
+            .env_remove("LEAGUEKIT_PLAYER_TOKEN_SECRET")
             .env_remove("LEAGUEKIT_CONFIG")
             .env_remove("LEAGUEKIT_REDIS")
             .env("LEAGUEKIT_LOG", self.log)
@@ -137,6 +141,9 @@ impl<'a> Start<'a> {
         }
         if let Some(t) = self.admin_tokens {
             c.env("LEAGUEKIT_ADMIN_TOKENS", t);
+        }
+        if let Some(s) = self.player_secret {
+            c.env("LEAGUEKIT_PLAYER_TOKEN_SECRET", s);
         }
         c
     }

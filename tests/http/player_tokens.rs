@@ -1,0 +1,369 @@
+//! Player tokens: a game server mints a short-lived JWT for one player, whose client
+//! then reads only its own player and follows only its own bracket. The real `serve`
+//! on a real Redis, with `LEAGUEKIT_PLAYER_TOKEN_SECRET`.
+
+use crate::serving;
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use futures::StreamExt;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use serving::{ADMIN, ADMIN_ENTRY, SERVER, Served, Start, VIEWER};
+
+/// The player token secret of the test servers.
+const SECRET: &str = "player-token-secret-for-tests-0123456789";
+
+/// A call's status and JSON body.
+async fn call(
+    http: &reqwest::Client,
+    served: &Served,
+    method: Method,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut r = http.request(method, served.url(path)).bearer_auth(token);
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    let resp = r.send().await.expect("send");
+    let status = resp.status();
+    let text = resp.text().await.expect("body");
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+/// Asserts an error answer's status and code.
+fn refused(answer: &(StatusCode, Value), status: u16, code: &str, what: &str) {
+    assert_eq!(answer.0.as_u16(), status, "{what}: {}", answer.1);
+    assert_eq!(answer.1["error"]["code"], code, "{what}: {}", answer.1);
+}
+
+/// Now in unix seconds.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs()
+}
+
+/// A token made in the test's own code, as a game server would mint one.
+fn hand_made(secret: &str, sub: &str, aud: &str, exp: u64) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &json!({"sub": sub, "aud": aud, "exp": exp, "iat": unix_now()}),
+        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .expect("encode")
+}
+
+/// An unsigned token (`alg: none`).
+fn unsigned(sub: &str, aud: &str) -> String {
+    let part = |v: Value| URL_SAFE_NO_PAD.encode(v.to_string());
+    format!(
+        "{}.{}.",
+        part(json!({"alg": "none", "typ": "JWT"})),
+        part(json!({"sub": sub, "aud": aud, "exp": unix_now() + 600}))
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn player_tokens_read_only_their_own_player_and_bracket() {
+    let config = serving::open_season("http_player_tokens");
+    let served = Start {
+        player_secret: Some(SECRET),
+        admin_tokens: Some(ADMIN_ENTRY),
+        log: "info,tower_http=debug",
+        ..Start::new(config.path())
+    }
+    .spawn();
+    let http = reqwest::Client::new();
+    let c = |m: Method, p: String, t: String, b: Option<Value>| {
+        let (http, served) = (&http, &served);
+        async move { call(http, served, m, &p, &t, b).await }
+    };
+    for p in ["ana", "bo"] {
+        let (s, b) = c(
+            Method::POST,
+            format!("/v1/players/{p}/scores"),
+            SERVER.into(),
+            Some(json!({"value": 10})),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{b}");
+    }
+    let (_, season) = c(Method::GET, "/v1/season".into(), SERVER.into(), None).await;
+    let audience = format!("leaguekit:{}", season["name"].as_str().expect("name"));
+
+    // Minting: a server or admin token; 15 minutes by default; ttl in range.
+    let before = unix_now();
+    let (s, minted) = c(
+        Method::POST,
+        "/v1/players/ana/token".into(),
+        SERVER.into(),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{minted}");
+    assert_eq!(minted["player"], "ana");
+    let token = minted["token"].as_str().expect("token").to_owned();
+    assert_eq!(token.split('.').count(), 3, "a JWT: {token}");
+    let expires = chrono::DateTime::parse_from_rfc3339(minted["expires_at"].as_str().expect("at"))
+        .expect("RFC 3339")
+        .timestamp();
+    let expires = u64::try_from(expires).expect("positive");
+    assert!(
+        (before + 900..=unix_now() + 900).contains(&expires),
+        "{minted}"
+    );
+    let (s, b) = c(
+        Method::POST,
+        "/v1/players/ana/token?ttl=60".into(),
+        ADMIN.into(),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let (s, b) = c(
+        Method::POST,
+        "/v1/players/ana/token".into(),
+        SERVER.into(),
+        Some(json!({"ttl": 86_400})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    for (path, body) in [
+        ("/v1/players/ana/token?ttl=59", None),
+        ("/v1/players/ana/token", Some(json!({"ttl": 86_401}))),
+    ] {
+        let a = c(Method::POST, path.into(), SERVER.into(), body).await;
+        refused(&a, 422, "ttl_out_of_range", path);
+        let message = a.1["error"]["message"].as_str().expect("message");
+        assert!(
+            message.contains("60") && message.contains("86400"),
+            "{message}"
+        );
+    }
+    let long = "x".repeat(65);
+    let a = c(
+        Method::POST,
+        format!("/v1/players/{long}/token"),
+        SERVER.into(),
+        None,
+    )
+    .await;
+    refused(&a, 400, "invalid_player", "a 65-byte id");
+    let a = c(
+        Method::POST,
+        "/v1/players/ana/token".into(),
+        VIEWER.into(),
+        None,
+    )
+    .await;
+    refused(&a, 403, "forbidden", "a viewer mints");
+    let a = c(
+        Method::POST,
+        "/v1/players/ana/token".into(),
+        token.clone(),
+        None,
+    )
+    .await;
+    refused(&a, 403, "forbidden", "a player mints");
+
+    // What the player token reads: its own player, the season, its own bracket.
+    let (_, me) = c(Method::GET, "/v1/players/ana".into(), SERVER.into(), None).await;
+    let (tier, bracket, period) = (
+        me["tier"].as_str().expect("tier").to_owned(),
+        me["bracket"].as_u64().expect("placed"),
+        me["period"].as_u64().expect("period"),
+    );
+    let own = format!("/v1/tiers/{tier}/brackets/{bracket}");
+    for path in [
+        "/v1/players/ana".to_owned(),
+        "/v1/players/ana/around".to_owned(),
+        "/v1/players/ana/rewards".to_owned(),
+        "/v1/season".to_owned(),
+        own.clone(),
+        format!("{own}?period={period}&limit=5"),
+    ] {
+        let (s, b) = c(Method::GET, path.clone(), token.clone(), None).await;
+        assert_eq!(s, StatusCode::OK, "{path}: {b}");
+    }
+    let (_, standings) = c(Method::GET, own.clone(), token.clone(), None).await;
+    assert_eq!(standings["players"].as_u64(), Some(2), "{standings}");
+    let r = http
+        .get(served.url(&format!("{own}/events")))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::OK);
+    let mut body = r.bytes_stream();
+    let mut text = String::new();
+    while !text.contains("\n\n") {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), body.next())
+            .await
+            .expect("an event within 5 s")
+            .expect("the stream is open")
+            .expect("a chunk");
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(text.contains("event: standings"), "{text}");
+    let data = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .expect("data");
+    let first: Value = serde_json::from_str(data.trim()).expect("JSON");
+    assert_eq!(first["players"].as_u64(), Some(2), "{first}");
+    drop(body);
+
+    // Everything else: 403.
+    let other_tier = if tier == "silver" { "gold" } else { "silver" };
+    for path in [
+        "/v1/players/bo".to_owned(),
+        "/v1/players/bo/around".to_owned(),
+        "/v1/players/bo/rewards".to_owned(),
+        "/v1/players/ana/profile".to_owned(),
+        format!("/v1/tiers/{tier}/brackets/{}", bracket + 1),
+        format!("/v1/tiers/{tier}/brackets/{}/events", bracket + 1),
+        format!("/v1/tiers/{other_tier}/brackets/{bracket}"),
+        format!("{own}?period={}", period + 1),
+        format!("{own}/events?period={}", period.saturating_sub(1)),
+        format!("/v1/tiers/{tier}/top"),
+        "/v1/counts".to_owned(),
+        "/v1/periods".to_owned(),
+        format!("/v1/periods/{period}/export"),
+        "/v1/audit".to_owned(),
+        "/v1/bans".to_owned(),
+        "/v1/clock".to_owned(),
+        "/metrics".to_owned(),
+        "/openapi.json".to_owned(),
+        "/".to_owned(),
+        "/v1/no/such/path".to_owned(),
+    ] {
+        let a = c(Method::GET, path.clone(), token.clone(), None).await;
+        refused(&a, 403, "forbidden", &path);
+    }
+    for (method, path, body) in [
+        (Method::POST, "/v1/players/ana/join", json!({})),
+        (Method::POST, "/v1/players/ana/scores", json!({"value": 5})),
+        (Method::POST, "/v1/players/ana/rewards:claim", json!({})),
+        (
+            Method::PATCH,
+            "/v1/players/ana/profile",
+            json!({"name": "A"}),
+        ),
+        (
+            Method::POST,
+            "/v1/players/ana/ban",
+            json!({"reason": "x", "until": "2099-01-01T00:00:00Z"}),
+        ),
+        (
+            Method::POST,
+            "/v1/players/ana/adjust",
+            json!({"by": 5, "reason": "x"}),
+        ),
+    ] {
+        let a = c(method.clone(), path.into(), token.clone(), Some(body)).await;
+        refused(&a, 403, "forbidden", &format!("{method} {path}"));
+    }
+    let (_, me_after) = c(Method::GET, "/v1/players/ana".into(), SERVER.into(), None).await;
+    assert_eq!(me_after["score"], me["score"], "no write went through");
+
+    // Never the cookie.
+    let r = http
+        .get(served.url("/v1/season"))
+        .header("cookie", format!("leaguekit_token={token}"))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+
+    // Expired, forged, for another league, unsigned, garbled.
+    let expired = hand_made(SECRET, "ana", &audience, unix_now() - 120);
+    let a = c(Method::GET, "/v1/players/ana".into(), expired, None).await;
+    refused(&a, 401, "token_expired", "expired");
+    let fresh = hand_made(SECRET, "ana", &audience, unix_now() + 600);
+    let (s, b) = c(Method::GET, "/v1/players/ana".into(), fresh, None).await;
+    assert_eq!(s, StatusCode::OK, "a token minted offline: {b}");
+    let other_secret = "another-secret-of-at-least-32-bytes-xyz";
+    for (what, bad) in [
+        (
+            "another secret",
+            hand_made(other_secret, "ana", &audience, unix_now() + 600),
+        ),
+        (
+            "an expired token of another secret",
+            hand_made(other_secret, "ana", &audience, unix_now() - 600),
+        ),
+        (
+            "another league",
+            hand_made(SECRET, "ana", "leaguekit:another-season", unix_now() + 600),
+        ),
+        (
+            "no audience",
+            jsonwebtoken::encode(
+                &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+                &json!({"sub": "ana", "exp": unix_now() + 600}),
+                &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()),
+            )
+            .expect("encode"),
+        ),
+        ("alg none", unsigned("ana", &audience)),
+        ("garbled", format!("{token}x")),
+        ("not a JWT", "abc.def.ghi".to_owned()),
+    ] {
+        let a = c(Method::GET, "/v1/players/ana".into(), bad, None).await;
+        refused(&a, 401, "unauthorized", what);
+    }
+
+    // Tokens never reach the logs.
+    let logged = served.stderr();
+    assert!(
+        logged.contains("/v1/players/ana"),
+        "the trace is on: {logged}"
+    );
+    assert!(!logged.contains(&token), "a token was logged");
+    assert!(!logged.contains(SECRET), "the secret was logged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_secret_player_tokens_are_off() {
+    let config = serving::open_season("http_player_tokens_off");
+    let served = Start::new(config.path()).spawn();
+    let http = reqwest::Client::new();
+    let a = call(
+        &http,
+        &served,
+        Method::POST,
+        "/v1/players/ana/token",
+        SERVER,
+        None,
+    )
+    .await;
+    refused(&a, 404, "player_tokens_disabled", "mint without a secret");
+    let (_, season) = call(&http, &served, Method::GET, "/v1/season", SERVER, None).await;
+    let audience = format!("leaguekit:{}", season["name"].as_str().expect("name"));
+    let token = hand_made(SECRET, "ana", &audience, unix_now() + 600);
+    let a = call(&http, &served, Method::GET, "/v1/season", &token, None).await;
+    refused(&a, 401, "unauthorized", "a player token without a secret");
+
+    // A secret too short: the server refuses to start, without repeating it.
+    let short = Start {
+        player_secret: Some("short-player-secret"),
+        ..Start::new(config.path())
+    };
+    let (code, err) = short.refused();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("LEAGUEKIT_PLAYER_TOKEN_SECRET") && err.contains("32 bytes"),
+        "{err}"
+    );
+    assert!(!err.contains("short-player-secret"), "{err}");
+}
