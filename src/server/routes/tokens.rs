@@ -82,8 +82,12 @@ pub(crate) async fn mint<S: Store>(
         .as_ref()
         .ok_or_else(ApiError::player_tokens_disabled)?;
     crate::context::validate_player(&player).map_err(|e| ApiError::from(crate::Error::from(e)))?;
-    let ttl = body.ttl.or(q.ttl).unwrap_or(DEFAULT_TTL_SECS);
-    if !(MIN_TTL_SECS..=MAX_TTL_SECS).contains(&ttl) {
+    // Each ttl given is checked, even the query's when the body's wins.
+    if let Some(ttl) = [body.ttl, q.ttl]
+        .into_iter()
+        .flatten()
+        .find(|t| !(MIN_TTL_SECS..=MAX_TTL_SECS).contains(t))
+    {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "ttl_out_of_range",
@@ -93,6 +97,7 @@ pub(crate) async fn mint<S: Store>(
             ),
         ));
     }
+    let ttl = body.ttl.or(q.ttl).unwrap_or(DEFAULT_TTL_SECS);
     let minted = keys.mint(&player, ttl, unix_now());
     let expires_at = i64::try_from(minted.expires_at)
         .ok()
