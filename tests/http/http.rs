@@ -468,6 +468,7 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         "GET /v1/players/{player}/rewards",
         "POST /v1/players/{player}/rewards:claim",
         "POST /v1/players/{player}/adjust",
+        "POST /v1/players/{player}/token",
         "GET /v1/tiers/{tier}/brackets/{bracket}",
         "GET /v1/tiers/{tier}/brackets/{bracket}/events",
         "GET /v1/tiers/{tier}/top",
