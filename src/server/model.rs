@@ -570,3 +570,32 @@ pub(super) struct HealthOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) message: Option<String>,
 }
+
+/// A reason for the audit log as the OpenAPI document states it: 1-500 characters, not
+/// only spaces, no control characters (the check itself is `operator::check_text`).
+/// One schema for every operator route's `reason`, since utoipa takes a pattern only
+/// as a literal.
+pub(crate) fn reason() -> utoipa::openapi::Object {
+    reason_of(utoipa::openapi::schema::Type::String.into())
+}
+
+/// [`reason`], optional: it may also be `null`.
+pub(crate) fn optional_reason() -> utoipa::openapi::Object {
+    use utoipa::openapi::schema::{SchemaType, Type};
+    reason_of(SchemaType::from_iter([Type::String, Type::Null]))
+}
+
+fn reason_of(kind: utoipa::openapi::schema::SchemaType) -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(kind)
+        .description(Some(
+            "Why, kept in the audit log (and shown with corrected outcomes): 1-500 \
+             characters, not only spaces, no control characters.",
+        ))
+        .min_length(Some(1))
+        .max_length(Some(500))
+        .pattern(Some(
+            r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$",
+        ))
+        .build()
+}

@@ -6,28 +6,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::common;
-use crate::serving::{self, ADMIN, ADMIN_ENTRY, SERVER, Served, Start, VIEWER};
-
-async fn call(
-    http: &reqwest::Client,
-    served: &Served,
-    method: Method,
-    path: &str,
-    token: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut r = http.request(method, served.url(path)).bearer_auth(token);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    let resp = r.send().await.expect("send");
-    let status = resp.status();
-    let text = resp.text().await.expect("body");
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
+use crate::serving::{self, ADMIN, ADMIN_ENTRY, SERVER, Start, VIEWER, call};
 
 #[tokio::test]
 async fn bans_are_for_admins_and_audited() {

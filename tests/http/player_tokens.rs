@@ -12,32 +12,10 @@ use futures::StreamExt;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use serving::{ADMIN, ADMIN_ENTRY, SERVER, Served, Start, VIEWER};
+use serving::{ADMIN, ADMIN_ENTRY, SERVER, Start, VIEWER, call};
 
 /// The player token secret of the test servers.
 const SECRET: &str = "player-token-secret-for-tests-0123456789";
-
-/// A call's status and JSON body.
-async fn call(
-    http: &reqwest::Client,
-    served: &Served,
-    method: Method,
-    path: &str,
-    token: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut r = http.request(method, served.url(path)).bearer_auth(token);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    let resp = r.send().await.expect("send");
-    let status = resp.status();
-    let text = resp.text().await.expect("body");
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
 
 /// Asserts an error answer's status and code.
 fn refused(answer: &(StatusCode, Value), status: u16, code: &str, what: &str) {

@@ -250,3 +250,26 @@ impl Drop for Served {
         }
     }
 }
+
+/// A call with a bearer `token` and an optional JSON body: its status and its JSON
+/// body (the text as a JSON string when it is not JSON).
+pub async fn call(
+    http: &reqwest::Client,
+    served: &Served,
+    method: reqwest::Method,
+    path: &str,
+    token: &str,
+    body: Option<serde_json::Value>,
+) -> (reqwest::StatusCode, serde_json::Value) {
+    let mut r = http.request(method, served.url(path)).bearer_auth(token);
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    let resp = r.send().await.expect("send");
+    let status = resp.status();
+    let text = resp.text().await.expect("body");
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+    )
+}

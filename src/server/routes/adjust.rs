@@ -32,11 +32,7 @@ pub(crate) struct AdjustIn {
     set: Option<i64>,
     /// Why, for the audit log: 1-500 characters, not only spaces, no control
     /// characters.
-    #[schema(
-        min_length = 1,
-        max_length = 500,
-        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
-    )]
+    #[schema(schema_with = crate::server::model::reason)]
     reason: String,
 }
 

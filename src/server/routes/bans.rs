@@ -25,11 +25,7 @@ use crate::store::Store;
 pub(crate) struct BanIn {
     /// Why (recorded in the audit log): 1-500 characters, not only spaces, no control
     /// characters.
-    #[schema(
-        min_length = 1,
-        max_length = 500,
-        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
-    )]
+    #[schema(schema_with = crate::server::model::reason)]
     pub(crate) reason: String,
     /// When the ban ends, RFC 3339 by the league clock (default: when lifted).
     #[schema(format = DateTime)]
@@ -42,11 +38,7 @@ pub(crate) struct BanIn {
 pub(crate) struct UnbanIn {
     /// Why (recorded in the audit log): 1-500 characters, not only spaces, no control
     /// characters.
-    #[schema(
-        min_length = 1,
-        max_length = 500,
-        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
-    )]
+    #[schema(schema_with = crate::server::model::optional_reason)]
     pub(crate) reason: Option<String>,
 }
 

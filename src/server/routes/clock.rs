@@ -55,11 +55,7 @@ pub(in crate::server) struct ClockIn {
     /// Why, for the audit log (1-500 characters, not only spaces, no control
     /// characters).
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 500,
-        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
-    )]
+    #[schema(schema_with = crate::server::model::optional_reason)]
     reason: Option<String>,
 }
 

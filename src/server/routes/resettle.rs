@@ -29,11 +29,7 @@ pub(crate) struct ResettleIn {
     /// Why: kept in the audit log and shown with the corrected outcomes (1-500
     /// characters, not only spaces, no control characters).
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 500,
-        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
-    )]
+    #[schema(schema_with = crate::server::model::reason)]
     reason: String,
 }
 
