@@ -153,7 +153,7 @@ fn rollover_cmd(t: &Target, config: &Path, when: &str) -> Command {
 
 /// Runs a rollover to completion, failing (not hanging) if it takes over a minute:
 /// a stuck lease or a livelock must show up as a failure.
-fn finish(mut child: std::process::Child, what: &str) {
+pub(crate) fn finish(mut child: std::process::Child, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         match child.try_wait().expect("wait") {

@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use crate::crash::finish;
 use chrono::{DateTime, Utc};
 use common::snapshot::{copy_prefix, first_difference, observe_outcomes};
 use leaguekit::operator::AuditQuery;
@@ -89,27 +90,6 @@ fn resettle_cmd(url: &str, config: &Path) -> Command {
     ]);
     c.stdout(Stdio::null()).stderr(Stdio::piped());
     c
-}
-
-fn finish(mut child: std::process::Child, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        match child.try_wait().expect("wait") {
-            Some(status) => {
-                let mut err = String::new();
-                if let Some(mut e) = child.stderr.take() {
-                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
-                }
-                assert!(status.success(), "{what}: {status}: {err}");
-                return;
-            }
-            None if Instant::now() > deadline => {
-                let _ = child.kill();
-                panic!("{what} did not finish within 60 s");
-            }
-            None => std::thread::sleep(Duration::from_millis(5)),
-        }
-    }
 }
 
 fn season_file(prefix: &str) -> tempfile::NamedTempFile {
