@@ -49,6 +49,36 @@ async fn read_body<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes,
     })
 }
 
+/// An optional whole number of a JSON body, written `801` or `801.0`: a JSON Schema
+/// `integer` includes integral floats, so a client generated from the OpenAPI document
+/// may send either. Anything else is refused as invalid JSON.
+pub(super) fn whole_number<'de, D>(d: D) -> Result<Option<u64>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::Deserialize as _;
+    use serde::de::Error as _;
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Number {
+        Whole(u64),
+        Float(f64),
+    }
+    match Option::<Number>::deserialize(d)? {
+        None => Ok(None),
+        Some(Number::Whole(n)) => Ok(Some(n)),
+        // Integral and exact in a double: below 2^53.
+        Some(Number::Float(f))
+            if f.fract() == 0.0 && (0.0..9_007_199_254_740_992.0).contains(&f) =>
+        {
+            Ok(Some(f as u64))
+        }
+        Some(Number::Float(f)) => Err(D::Error::custom(format!(
+            "{f} is not a whole number of 0 or more"
+        ))),
+    }
+}
+
 /// A JSON object request body. An empty body reads as `{}`, so bodies whose fields are
 /// all optional may be left out; any other JSON than an object is refused (serde
 /// would read a struct from an array of its fields). The content type is not checked.

@@ -116,6 +116,24 @@ async fn player_tokens_read_only_their_own_player_and_bracket() {
     )
     .await;
     assert_eq!(s, StatusCode::OK, "{b}");
+    // A JSON Schema integer may be written as an integral float; a fraction is not
+    // an integer.
+    let (s, b) = c(
+        Method::POST,
+        "/v1/players/ana/token".into(),
+        SERVER.into(),
+        Some(json!({"ttl": 801.0})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let a = c(
+        Method::POST,
+        "/v1/players/ana/token".into(),
+        SERVER.into(),
+        Some(json!({"ttl": 801.5})),
+    )
+    .await;
+    refused(&a, 400, "invalid_json", "ttl 801.5");
     for (path, body) in [
         ("/v1/players/ana/token?ttl=59", None),
         ("/v1/players/ana/token", Some(json!({"ttl": 86_401}))),
