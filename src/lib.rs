@@ -29,6 +29,7 @@
 pub mod clock;
 pub mod context;
 pub mod error;
+pub mod events;
 pub mod league;
 pub mod metrics;
 pub mod operator;

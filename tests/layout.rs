@@ -194,8 +194,8 @@ fn season_is_pure_and_imports_only_the_errors() {
 fn every_top_level_module_is_in_the_graph() {
     let all = modules();
     for expected in [
-        "clock", "context", "error", "league", "metrics", "operator", "ranking", "rollover",
-        "season", "store", OUTCOME,
+        "clock", "context", "error", "events", "league", "metrics", "operator", "ranking",
+        "rollover", "season", "store", OUTCOME,
     ] {
         assert!(
             all.iter().any(|m| m == expected),
@@ -258,6 +258,10 @@ fn modules_depend_on_each_other_in_one_direction() {
             &["league", "operator", "rollover", "server", "sim"][..],
         ),
         ("rollover", &["league", "operator", "server", "sim"][..]),
+        (
+            "events",
+            &["league", "operator", "ranking", "rollover", "server", "sim"][..],
+        ),
         ("operator", &["league", "server", "sim"][..]),
         ("league", &["server", "sim"][..]),
     ] {

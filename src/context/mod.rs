@@ -164,6 +164,15 @@ impl<S: Store> Context<S> {
         &self.season
     }
 
+    /// How the event logs keep what is appended (the season's `[events]`), or `None`
+    /// when the season keeps no log: then no write appends an event.
+    pub fn log_spec(&self) -> Option<crate::store::LogSpec> {
+        self.season.events.map(|e| crate::store::LogSpec {
+            keep_secs: e.keep_secs(),
+            cap: e.max_per_log,
+        })
+    }
+
     /// The store.
     pub fn store(&self) -> &S {
         &self.store

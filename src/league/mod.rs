@@ -48,6 +48,7 @@ mod batching;
 mod placements;
 mod submit;
 
+use crate::events::EventLog;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -94,6 +95,7 @@ pub struct League<S: Store> {
     boards: Arc<Boards<S>>,
     rollover: Arc<Rollover<S>>,
     operator: Operator<S>,
+    events: EventLog<S>,
     /// Concurrent single score updates waiting to be sent as one batch.
     submits: SubmitQueue,
 }
@@ -121,12 +123,19 @@ impl<S: Store> League<S> {
         let operator = Operator::new(ctx.clone());
         League {
             operator,
+            events: EventLog::new(ctx.clone()),
             ctx,
             placements,
             boards,
             rollover,
             submits: SubmitQueue::default(),
         }
+    }
+
+    /// The league's event logs (`[events]`): a bracket's events, a player's, every
+    /// log of a period.
+    pub fn events(&self) -> &EventLog<S> {
+        &self.events
     }
 
     /// What the league's parts share: the season, the store, the keys and the league

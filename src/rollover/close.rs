@@ -8,14 +8,16 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use tracing::{info, instrument};
 
-use super::outcome;
 use super::outcome::{Outcome, Tally};
 use super::{PeriodReport, Rollover, StoredSummary, tally_from_string, tally_to_string};
+use super::{events, outcome};
 use crate::error::{Error, InputError, StoreError, TimeRefusal};
 use crate::ranking::{MAX_TOP, TopPool};
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::BracketKeys;
-use crate::store::{BlockedBracket, BlockedGrant, CloseCheck, ClosingPeriod, FrozenClaim, Store};
+use crate::store::{
+    Appends, BlockedBracket, BlockedGrant, CloseCheck, ClosingPeriod, FrozenClaim, Store,
+};
 
 /// A frozen board: `(player, packed)`, best first.
 type Board = Vec<(String, u64)>;
@@ -109,9 +111,26 @@ impl<S: Store> Rollover<S> {
         self.ctx.store().save_tops(&pkeys, &tops).await?;
         let summary = serde_json::to_string(&StoredSummary::from_report(&report))
             .map_err(|e| StoreError::Protocol(format!("cannot encode summary: {e}")))?;
+        let closed = match self.ctx.log_spec() {
+            Some(_) => vec![events::period_closed(
+                &self.ctx.season().name,
+                period,
+                report.brackets,
+                report.totals.players,
+            )],
+            None => Vec::new(),
+        };
         self.ctx
             .store()
-            .finish_period(&pkeys, &summary, self.ctx.ttl_secs(period.id))
+            .finish_period_logged(
+                &pkeys,
+                &summary,
+                self.ctx.ttl_secs(period.id),
+                self.ctx.log_spec().map(|spec| Appends {
+                    spec,
+                    bodies: &closed,
+                }),
+            )
             .await?;
         Ok(report)
     }
@@ -264,7 +283,23 @@ impl<S: Store> Rollover<S> {
             })
             .collect();
         let ttl = self.ctx.season().retention.player_ttl.as_secs().max(1);
-        let results = self.ctx.store().grant(&grants, ttl).await?;
+        let spec = self.ctx.log_spec();
+        let season = self.ctx.season().name.as_str();
+        let span = self.ctx.period(period)?;
+        let grant_events: Vec<String> = match spec {
+            Some(_) => grants
+                .iter()
+                .map(|(keys, source, grant)| {
+                    events::granted(season, &span, &keys.player, source, grant)
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let logged = spec.map(|spec| Appends {
+            spec,
+            bodies: &grant_events,
+        });
+        let results = self.ctx.store().grant_logged(&grants, ttl, logged).await?;
         // A grant that fails blocks only itself: it is recorded (before the bracket is
         // marked done, so a crash in between repeats it) and every rollover retries it.
         let blocked: Vec<BlockedGrant> = outcomes
@@ -312,6 +347,10 @@ impl<S: Store> Rollover<S> {
             .zip(spans)
             .map(|(o, span)| (o.player.as_str(), &text[span]))
             .collect();
+        let close_events = match spec {
+            Some(_) => events::bracket_closed(season, &span, tier, bracket, &outcomes),
+            None => Vec::new(),
+        };
         self.ctx
             .store()
             .finish_with_outcomes(
@@ -319,6 +358,10 @@ impl<S: Store> Rollover<S> {
                 &encoded,
                 self.ctx.ttl_secs(period),
                 &tally_to_string(&tally),
+                spec.map(|spec| Appends {
+                    spec,
+                    bodies: &close_events,
+                }),
             )
             .await?;
         crate::metrics::bracket_closed(tier);

@@ -35,6 +35,7 @@
 
 mod close;
 mod edits;
+mod events;
 mod log;
 pub mod outcome;
 mod reports;
@@ -59,7 +60,7 @@ use crate::context::{Context, normalize_time};
 use crate::error::{Error, InputError, StoreError};
 use crate::ranking::Boards;
 use crate::season::calendar::{Period, PeriodId};
-use crate::store::{BlockedBracket, BlockedGrant, ClosingPeriod, Store, TierJoins};
+use crate::store::{Appends, BlockedBracket, BlockedGrant, ClosingPeriod, Store, TierJoins};
 use outcome::Tally;
 
 /// What closing one period did (or, in a dry run, would do).
@@ -407,7 +408,33 @@ impl<S: Store> Rollover<S> {
             })
             .collect();
         let ttl = self.ctx.season().retention.player_ttl.as_secs().max(1);
-        let results = self.ctx.store().grant(&grants, ttl).await?;
+        // Each retried grant's event, as the close would have appended it.
+        let season = self.ctx.season().name.as_str();
+        let bodies: Vec<String> = match self.ctx.log_spec() {
+            Some(_) => blocked
+                .iter()
+                .map(|b| {
+                    let period = b
+                        .source
+                        .split('/')
+                        .next()
+                        .and_then(|p| p.parse().ok())
+                        .and_then(|p| self.ctx.period(p).ok());
+                    match period {
+                        Some(period) => {
+                            events::granted(season, &period, &b.player, &b.source, &b.grant)
+                        }
+                        None => String::new(),
+                    }
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let logged = self.ctx.log_spec().map(|spec| Appends {
+            spec,
+            bodies: &bodies,
+        });
+        let results = self.ctx.store().grant_logged(&grants, ttl, logged).await?;
         let mut granted = 0;
         for (b, r) in blocked.iter().zip(results) {
             if r.is_ok() {

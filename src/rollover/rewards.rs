@@ -1,6 +1,7 @@
 //! Rewards: pending until claimed; a claim with an id answers a repeat as the first
 //! time.
 
+use crate::events::{Event, Kind};
 use tracing::instrument;
 
 use super::Rollover;
@@ -41,9 +42,20 @@ impl<S: Store> Rollover<S> {
         self.ctx.check_layout().await?;
         let now = self.ctx.now().await?;
         let current = self.ctx.period_at(Some(now)).map(|p| p.id).unwrap_or(0);
+        let head = self.ctx.log_spec().map(|_| {
+            Event::new(
+                Kind::RewardClaimed,
+                &self.ctx.season().name,
+                current,
+                now.timestamp_millis(),
+            )
+            .player(player)
+            .head()
+        });
         let claim = Claim::new(request_id)
             .in_period(current)
-            .ttl_secs(self.ctx.season().retention.player_ttl.as_secs().max(1));
+            .ttl_secs(self.ctx.season().retention.player_ttl.as_secs().max(1))
+            .logged(self.ctx.log_spec().zip(head.as_deref()));
         Ok(self
             .ctx
             .store()

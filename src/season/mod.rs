@@ -28,6 +28,7 @@
 pub mod calendar;
 mod cohorts;
 mod duration;
+pub mod events;
 mod ladder;
 pub mod limits;
 pub mod packing;
@@ -86,6 +87,8 @@ pub struct Season {
     pub server: ServerConfig,
     /// Plausibility limits on score updates (`[limits]`, optional: none by default).
     pub limits: limits::Limits,
+    /// `[events]`: the league's event log; `None` keeps none.
+    pub events: Option<events::Events>,
 }
 
 /// How players are placed.

@@ -108,6 +108,7 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         server: super::server::parse(&src, raw.server.as_ref())?,
         tune,
         limits,
+        events: super::events::parse(&src, raw.events.as_ref())?,
     })
 }
 
@@ -134,6 +135,7 @@ pub(super) struct RawSeason {
     pub(super) cohorts: Option<Spanned<super::cohorts::RawCohorts>>,
     pub(super) server: Option<super::server::RawServer>,
     pub(super) limits: Option<super::limits::RawLimits>,
+    pub(super) events: Option<super::events::RawEvents>,
 }
 
 #[derive(Deserialize)]

@@ -7,9 +7,9 @@
 //! | group | tag | keys |
 //! |---|---|---|
 //! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed), `stuck` (hash: brackets that cannot close), `audit` (zset: operator actions), `bans` (hash: player → ban record, an index for listing) |
-//! | period | `{season/pN}` | `joins` (hash tier → players joined; with late seats also `tier:n` and `tier:late`), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` (with `ban:<player>` markers) |
-//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash, with `ban:<player>` markers), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `proftext` (string: the cached profiles as one string for page builds, short-lived), `rq:<player>:<id>` (idempotency) |
-//! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash), `ban` (hash: player → ban record) |
+//! | period | `{season/pN}` | `joins` (hash tier → players joined; with late seats also `tier:n` and `tier:late`), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` (with `ban:<player>` markers), `events` (stream, with `[events]`) |
+//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash, with `ban:<player>` markers), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `proftext` (string: the cached profiles as one string for page builds, short-lived), `rq:<player>:<id>` (idempotency), `events` (stream: the event log, with `[events]`) |
+//! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash), `ban` (hash: player → ban record), `events` (stream: the bucket's players' reward events, with `[events]`) |
 //!
 //! **Buckets** (key layout [`LAYOUT`]). A player's small records live many players to
 //! a key, so that each key stays a compact listpack: a player belongs to player bucket
@@ -77,6 +77,17 @@ pub fn escape(id: &str) -> String {
         }
     }
     out
+}
+
+/// The name of an event log within its season, from its key: the part of the hash tag
+/// after the season's name (`p45/bronze/b3`, `p45`, `ub/812`). Event ids are made of it
+/// and a position, so they are unique within a league.
+pub fn log_label(key: &str) -> &str {
+    let tag = key
+        .split_once('{')
+        .and_then(|(_, rest)| rest.split_once('}'))
+        .map_or(key, |(tag, _)| tag);
+    tag.split_once('/').map_or(tag, |(_, rest)| rest)
 }
 
 /// Builds the keys of one season under one prefix.
@@ -158,6 +169,12 @@ impl Keys {
         }
     }
 
+    /// The event log of player bucket `bucket` (below [`PLAYER_BUCKETS`]): the same key
+    /// as [`PlayerKeys::events`] of its players.
+    pub fn bucket_events(&self, bucket: u32) -> String {
+        format!("{}:{{{}/ub/{}}}:events", self.prefix, self.season, bucket)
+    }
+
     /// The player's keys as 0.2.0 named them (`{season/u/<player>}:state` and so on):
     /// only to recognise data of that layout.
     pub fn legacy_player(&self, player: &str) -> String {
@@ -220,6 +237,11 @@ impl PeriodKeys {
         (0..ASSIGN_BUCKETS).map(|n| self.assign_bucket(n))
     }
 
+    /// Stream: the period's event log (`period.closed`; see [`crate::store::EventStore`]).
+    pub fn events(&self) -> String {
+        format!("{}:events", self.base)
+    }
+
     /// The single assignment hash of 0.2.0's layout: only to recognise its data.
     pub fn legacy_assign(&self) -> String {
         format!("{}:assign", self.base)
@@ -273,6 +295,12 @@ impl BracketKeys {
         [self.base.as_str(), ":orig"].concat()
     }
 
+    /// Stream: the bracket's event log (placements, overtakes, its close and outcomes,
+    /// operators' corrections; see [`crate::store::EventStore`]).
+    pub fn events(&self) -> String {
+        [self.base.as_str(), ":events"].concat()
+    }
+
     /// Hash: player id → the rate limit's arrival time (`season/limits.rs`), only
     /// for a season with `limits.rate`; it expires a window after its last write.
     pub fn rate(&self) -> String {
@@ -302,6 +330,12 @@ pub struct PlayerKeys {
 }
 
 impl PlayerKeys {
+    /// Stream: the event log of the bucket's players (their rewards granted and
+    /// claimed; see [`crate::store::EventStore`]), shared by the bucket.
+    pub fn events(&self) -> String {
+        format!("{}:events", self.base)
+    }
+
     /// Hash: player id → profile record `deadline|version|json` of the bucket's players
     /// (see `set_profile.lua`).
     pub fn profile(&self) -> String {

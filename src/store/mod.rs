@@ -10,7 +10,8 @@
 //! - [`ClockStore`]: the staging clock's offset (`[clock] travel = true`);
 //! - [`BanStore`]: bans' records and markers;
 //! - [`CorrectionStore`]: re-settlements of closed brackets;
-//! - [`AdjustStore`]: operators' exact changes of a score.
+//! - [`AdjustStore`]: operators' exact changes of a score;
+//! - [`EventStore`]: reading the event logs that the writes above append to.
 //!
 //! [`Store`] is their sum, which [`crate::League`] runs on. Each method is one atomic
 //! step on one hash slot (see [`keys`]), so the Redis implementation ([`redis`]) is one
@@ -28,6 +29,7 @@ mod bans;
 mod blocked;
 mod clock;
 mod correction;
+mod events;
 pub mod keys;
 pub mod memory;
 mod profile;
@@ -47,6 +49,7 @@ pub use bans::{BanStore, BracketBan, PeriodBan, ban_field};
 pub use blocked::*;
 pub use clock::ClockStore;
 pub use correction::*;
+pub use events::{Appends, EventStore, LogEntry, LogRead, LogSpec, Pos};
 pub use profile::ProfileChange;
 pub use time::*;
 pub use types::*;
@@ -115,6 +118,19 @@ pub trait LeagueStore: Send + Sync + 'static {
         size: u32,
         profile: Option<(u64, &str)>,
         ttl_secs: u64,
+    ) -> impl Future<Output = Result<Entered, StoreError>> + Send {
+        async move {
+            let entry = BoardEntry::new(bracket, player, size, ttl_secs).profile(profile);
+            self.enter_entry(&entry).await
+        }
+    }
+
+    /// [`LeagueStore::enter`] of one [`BoardEntry`]: with its `placed` event, appended
+    /// to the bracket's log in the same step only if the player is put on the board
+    /// now.
+    fn enter_entry(
+        &self,
+        entry: &BoardEntry<'_>,
     ) -> impl Future<Output = Result<Entered, StoreError>> + Send;
 
     /// The player's state, profile and pending rewards (what a placement needs), in
@@ -207,10 +223,7 @@ pub trait LeagueStore: Send + Sync + 'static {
         async move {
             let mut out = Vec::with_capacity(entries.len());
             for e in entries {
-                out.push(
-                    self.enter(e.bracket, e.player, e.size, e.profile, e.ttl_secs)
-                        .await,
-                );
+                out.push(self.enter_entry(e).await);
             }
             out
         }
@@ -413,6 +426,18 @@ pub trait RolloverStore: Send + Sync + 'static {
         period: &PeriodKeys,
         summary: &str,
         ttl_secs: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        self.finish_period_logged(period, summary, ttl_secs, None)
+    }
+
+    /// [`RolloverStore::finish_period`], appending `events` to the period's log in the
+    /// same step if (and only if) it marks the period closed now.
+    fn finish_period_logged(
+        &self,
+        period: &PeriodKeys,
+        summary: &str,
+        ttl_secs: u64,
+        events: Option<Appends<'_>>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// `Done` if the bracket is finished; else takes the lease for `owner` for
@@ -476,6 +501,18 @@ pub trait RolloverStore: Send + Sync + 'static {
         &self,
         grants: &[Grant],
         ttl_secs: u64,
+    ) -> impl Future<Output = Result<Vec<Result<(), StoreError>>, StoreError>> + Send {
+        self.grant_logged(grants, ttl_secs, None)
+    }
+
+    /// [`RolloverStore::grant`], appending with each grant made now its event
+    /// (`events.bodies[i]` for grant `i`, one body per grant) to the player bucket's
+    /// log, in the same step: a grant already made appends nothing.
+    fn grant_logged(
+        &self,
+        grants: &[Grant],
+        ttl_secs: u64,
+        events: Option<Appends<'_>>,
     ) -> impl Future<Output = Result<Vec<Result<(), StoreError>>, StoreError>> + Send;
 
     /// Records grants that failed, to be retried by every later rollover.
@@ -528,22 +565,19 @@ pub trait RolloverStore: Send + Sync + 'static {
         tally: &str,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// [`RolloverStore::record_outcomes`] and then [`RolloverStore::finish_bracket`]:
-    /// the last step of closing a bracket, after its grants. The default runs the two
-    /// in turn; a store may do both in one step (Redis: one script, one round trip).
-    /// Idempotent.
+    /// [`RolloverStore::record_outcomes`] and then [`RolloverStore::finish_bracket`] in
+    /// one step: the last step of closing a bracket, after its grants. With `events`
+    /// (a season's `[events]`), the close's events are appended to the bracket's log
+    /// in the same step, only if the outcomes are recorded now (a re-run appends
+    /// nothing). Idempotent.
     fn finish_with_outcomes(
         &self,
         bracket: &BracketKeys,
         outcomes: &[(&str, &str)],
         ttl_secs: u64,
         tally: &str,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send {
-        async move {
-            self.record_outcomes(bracket, outcomes, ttl_secs).await?;
-            self.finish_bracket(bracket, tally).await
-        }
-    }
+        events: Option<Appends<'_>>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// One player's encoded outcome in a closed bracket.
     fn outcome(
@@ -586,6 +620,7 @@ pub trait Store:
     + BanStore
     + CorrectionStore
     + AdjustStore
+    + EventStore
 {
 }
 
@@ -598,5 +633,6 @@ impl<T> Store for T where
         + BanStore
         + CorrectionStore
         + AdjustStore
+        + EventStore
 {
 }

@@ -98,6 +98,9 @@ pub struct BoardEntry<'a> {
     pub profile: Option<(u64, &'a str)>,
     /// Seconds the board's keys live at least.
     pub ttl_secs: u64,
+    /// With a season's `[events]`: the `player.placed` event (one body), appended to
+    /// the bracket's log only if this entry puts the player on the board.
+    pub placed: Option<crate::store::Appends<'a>>,
 }
 
 impl<'a> BoardEntry<'a> {
@@ -114,7 +117,14 @@ impl<'a> BoardEntry<'a> {
             size,
             profile: None,
             ttl_secs,
+            placed: None,
         }
+    }
+
+    /// With the event that placing the player appends.
+    pub fn placed(mut self, placed: Option<crate::store::Appends<'a>>) -> Self {
+        self.placed = placed;
+        self
     }
 
     /// With a profile to cache.
@@ -447,6 +457,11 @@ pub struct Claim<'a> {
     pub period: u64,
     /// Seconds the player's reward keys live at least.
     pub ttl_secs: u64,
+    /// With a season's `[events]`: the log's spec and the `reward.claimed` event's
+    /// head ([`crate::events::Event::head`]); the store appends the event, its data
+    /// `{"rewards": [{"source", "grant"}, ...]}` in source order, to the player
+    /// bucket's log in the claim's step, only when the claim claims something now.
+    pub logged: Option<(crate::store::LogSpec, &'a str)>,
 }
 
 impl<'a> Claim<'a> {
@@ -456,7 +471,14 @@ impl<'a> Claim<'a> {
             claim_id,
             period: 1,
             ttl_secs: 86_400,
+            logged: None,
         }
+    }
+
+    /// Logs the claim (see [`Claim::logged`]).
+    pub fn logged(mut self, logged: Option<(crate::store::LogSpec, &'a str)>) -> Self {
+        self.logged = logged;
+        self
     }
 
     /// Sets the current period.

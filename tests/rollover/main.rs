@@ -9,6 +9,7 @@
 mod common;
 
 mod crash;
+mod events;
 mod outcome;
 mod resettle_crash;
 mod rollover;

@@ -18,7 +18,7 @@ use futures::StreamExt;
 use crate::error::{Error, StoreError};
 use crate::operator::bans::holding;
 use crate::season::calendar::Period;
-use crate::store::{BoardEntry, Entered, JoinRequest, PlayerState, StateWrite, Store};
+use crate::store::{Appends, BoardEntry, Entered, JoinRequest, PlayerState, StateWrite, Store};
 
 use super::Placements;
 use super::join::{JoinOptions, Placement, Welcome};
@@ -355,16 +355,39 @@ impl<S: Store> Placements<S> {
             .collect();
         // Board TTLs, worked out once per period (a batch is nearly always one).
         let mut ttls: HashMap<u64, u64> = HashMap::new();
+        // With `[events]`, each entry's player.placed event (appended only if the
+        // entry places the player).
+        let placed_events: Vec<Vec<String>> = match self.ctx.log_spec() {
+            Some(_) => ready
+                .iter()
+                .map(|g| {
+                    let (tier, bracket) = joined(g);
+                    let want = &wants[g.want];
+                    self.placed_events(
+                        want.period.id,
+                        want.at,
+                        std::iter::once((want.player, tier, bracket)),
+                    )
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let spec = self.ctx.log_spec();
         let entries: Vec<BoardEntry<'_>> = ready
             .iter()
             .zip(&brackets)
-            .map(|(g, placed)| {
+            .enumerate()
+            .map(|(i, (g, placed))| {
                 let period = wants[g.want].period.id;
                 let ttl = *ttls
                     .entry(period)
                     .or_insert_with(|| self.ctx.ttl_secs(period));
                 BoardEntry::new(placed.keys(), wants[g.want].player, size, ttl)
                     .profile(g.profile.as_ref().map(|(v, json)| (*v, json.as_str())))
+                    .placed(
+                        spec.zip(placed_events.get(i))
+                            .map(|(spec, bodies)| Appends { spec, bodies }),
+                    )
             })
             .collect();
         // Stage 5, with stage 4 (one round trip for both): the players' state records.

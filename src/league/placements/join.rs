@@ -15,7 +15,7 @@ use crate::operator::bans::holding;
 use crate::rollover::outcome::{LastOutcome, Outcome, RewardGrant};
 use crate::season::JoinPolicy;
 use crate::season::calendar::{Period, PeriodId};
-use crate::store::{Entered, JoinRequest, PlayerState, Store};
+use crate::store::{Appends, BoardEntry, Entered, JoinRequest, PlayerState, Store};
 
 use super::Placements;
 use crate::context::{Placed, normalize_time, validate_player};
@@ -331,14 +331,19 @@ impl<S: Store> Placements<S> {
             // replaces this one. Both steps are idempotent, so a join interrupted
             // between them is completed by the next join or score of the player.
             let state = PlayerState::new(period.id, joined.tier.clone(), joined.bracket);
+            let placed_event = self.placed_events(
+                period.id,
+                at,
+                std::iter::once((player, joined.tier.as_str(), joined.bracket)),
+            );
+            let entry = BoardEntry::new(placed.keys(), player, size, ttl)
+                .profile(profile.as_ref().map(|(v, json)| (*v, json.as_str())))
+                .placed(self.ctx.log_spec().map(|spec| Appends {
+                    spec,
+                    bodies: &placed_event,
+                }));
             let (entered, recorded) = futures::join!(
-                self.ctx.store().enter(
-                    placed.keys(),
-                    player,
-                    size,
-                    profile.as_ref().map(|(v, json)| (*v, json.as_str())),
-                    ttl,
-                ),
+                self.ctx.store().enter_entry(&entry),
                 self.ctx.store().record_state(
                     &pkeys,
                     &state,

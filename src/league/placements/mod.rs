@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 
 use crate::context::{Context, Placed};
+use crate::events::{Event, Kind};
 use crate::rollover::Rollover;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::Store;
@@ -102,6 +103,28 @@ impl<S: Store> Placements<S> {
             Some((p, placed)) if *p == period => Some(placed.clone()),
             _ => None,
         }
+    }
+
+    /// The `player.placed` events of `(player, tier, bracket)` joins of `period` at
+    /// `at`; none when the season keeps no event log.
+    pub(crate) fn placed_events<'p>(
+        &self,
+        period: PeriodId,
+        at: DateTime<Utc>,
+        joins: impl Iterator<Item = (&'p str, &'p str, u32)>,
+    ) -> Vec<String> {
+        if self.ctx.log_spec().is_none() {
+            return Vec::new();
+        }
+        let season = self.ctx.season().name.as_str();
+        joins
+            .map(|(player, tier, bracket)| {
+                Event::new(Kind::Placed, season, period, at.timestamp_millis())
+                    .player(player)
+                    .bracket(tier, bracket)
+                    .body()
+            })
+            .collect()
     }
 
     /// The bracket's keys, built once per bracket and shared.

@@ -3,7 +3,7 @@
 use super::{MemoryStore, PeriodData, source_period, time_error};
 use crate::error::StoreError;
 use crate::season::seats::Caps;
-use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys};
+use crate::store::keys::{PeriodKeys, PlayerKeys};
 use crate::store::*;
 
 /// The end of a ban marker `since_ms|until_ms` (`None`: no end, or unreadable).
@@ -102,14 +102,8 @@ impl LeagueStore for MemoryStore {
             .and_then(|p| p.assign.get(player).cloned()))
     }
 
-    async fn enter(
-        &self,
-        bracket: &BracketKeys,
-        player: &str,
-        size: u32,
-        profile: Option<(u64, &str)>,
-        _ttl_secs: u64,
-    ) -> Result<Entered, StoreError> {
+    async fn enter_entry(&self, entry: &BoardEntry<'_>) -> Result<Entered, StoreError> {
+        let (bracket, player) = (entry.bracket, entry.player);
         let mut data = self.data();
         let b = Self::bracket(&mut data, bracket);
         if b.meta.contains_key("closed") {
@@ -118,18 +112,23 @@ impl LeagueStore for MemoryStore {
         if let Some(marker) = b.meta.get(&ban_field(player)) {
             return Ok(Entered::Banned(marker.clone()));
         }
+        let mut placed = false;
         if !b.scores.contains_key(player) {
-            if b.scores.len() >= size as usize {
+            if b.scores.len() >= entry.size as usize {
                 return Ok(Entered::Full);
             }
             b.put(player, 0);
+            placed = true;
         }
-        if let Some((version, json)) = profile {
+        if let Some((version, json)) = entry.profile {
             let newer = b.profiles.get(player).is_none_or(|(v, _)| *v < version);
             if newer {
                 b.profiles
                     .insert(player.to_owned(), (version, json.to_owned()));
             }
+        }
+        if placed && let Some(events) = entry.placed {
+            self.append_events(&mut data, &bracket.events(), &events);
         }
         Ok(Entered::Ok)
     }

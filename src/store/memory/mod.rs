@@ -21,6 +21,7 @@ mod audit;
 mod bans;
 mod clock;
 mod correction;
+mod events;
 mod league;
 mod ranking;
 mod rollover;
@@ -63,6 +64,8 @@ struct Data {
     periods: HashMap<String, PeriodData>,
     brackets: HashMap<String, BracketData>,
     players: HashMap<String, PlayerData>,
+    /// log key → the event log ([`crate::store::EventStore`]).
+    logs: HashMap<String, events::LogData>,
 }
 
 #[derive(Debug, Default)]

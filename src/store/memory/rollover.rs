@@ -108,20 +108,25 @@ impl RolloverStore for MemoryStore {
             .and_then(|p| p.meta.get(&format!("top:{tier}")).cloned()))
     }
 
-    async fn finish_period(
+    async fn finish_period_logged(
         &self,
         period: &PeriodKeys,
         summary: &str,
         ttl_secs: u64,
+        events: Option<Appends<'_>>,
     ) -> Result<(), StoreError> {
         let now = self.clock.now().timestamp();
         let expire_at = now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX));
         let mut data = self.data();
         let p = data.periods.entry(period.base.clone()).or_default();
+        let fresh = !p.meta.contains_key("closed");
         p.meta
             .entry("closed".into())
             .or_insert_with(|| summary.to_owned());
         p.expire_at = Some(expire_at);
+        if fresh && let Some(events) = events {
+            self.append_events(&mut data, &period.events(), &events);
+        }
         // Redis expires closed periods and idle players by TTL; here they are dropped
         // when a period closes, which is when their retention can first run out.
         data.periods
@@ -192,20 +197,33 @@ impl RolloverStore for MemoryStore {
         Ok(())
     }
 
-    async fn grant(
+    async fn grant_logged(
         &self,
         grants: &[Grant],
         ttl_secs: u64,
+        events: Option<Appends<'_>>,
     ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         let now = self.clock.now().timestamp();
         let mut data = self.data();
         let mut out = Vec::with_capacity(grants.len());
-        for (keys, source, grant) in grants {
+        for (i, (keys, source, grant)) in grants.iter().enumerate() {
             let p = Self::player(&mut data, keys, now);
-            p.rewards
-                .entry(source.clone())
-                .or_insert_with(|| (false, grant.clone()));
+            let mut granted = false;
+            p.rewards.entry(source.clone()).or_insert_with(|| {
+                granted = true;
+                (false, grant.clone())
+            });
             p.keep_rewards_at_least(now, ttl_secs);
+            if granted
+                && let Some(e) = events
+                && let Some(body) = e.bodies.get(i)
+            {
+                let one = Appends {
+                    spec: e.spec,
+                    bodies: std::slice::from_ref(body),
+                };
+                self.append_events(&mut data, &keys.events(), &one);
+            }
             out.push(Ok(()));
         }
         Ok(out)
@@ -287,6 +305,37 @@ impl RolloverStore for MemoryStore {
         Ok(())
     }
 
+    async fn finish_with_outcomes(
+        &self,
+        bracket: &BracketKeys,
+        outcomes: &[(&str, &str)],
+        ttl_secs: u64,
+        tally: &str,
+        events: Option<Appends<'_>>,
+    ) -> Result<(), StoreError> {
+        let now = self.clock.now().timestamp();
+        let expire_at = now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX));
+        let mut data = self.data();
+        let b = data.brackets.entry(bracket.base.clone()).or_default();
+        let fresh = !b.meta.contains_key("recorded");
+        if fresh {
+            b.outcomes = outcomes
+                .iter()
+                .map(|(p, o)| ((*p).to_owned(), (*o).to_owned()))
+                .collect();
+            b.meta.insert("recorded".into(), "1".into());
+        }
+        b.expire_at = Some(expire_at);
+        b.meta
+            .entry("done".into())
+            .or_insert_with(|| tally.to_owned());
+        b.lease = None;
+        if fresh && let Some(events) = events {
+            self.append_events(&mut data, &bracket.events(), &events);
+        }
+        Ok(())
+    }
+
     async fn outcome(
         &self,
         bracket: &BracketKeys,
@@ -353,6 +402,23 @@ impl RolloverStore for MemoryStore {
                 .insert(id.to_owned(), (claim.period, claimed.clone()));
         }
         p.keep_rewards_at_least(now, claim.ttl_secs);
+        if let Some((spec, head)) = claim.logged
+            && !claimed.is_empty()
+        {
+            let rewards: Vec<_> = claimed
+                .iter()
+                .map(|(source, grant)| serde_json::json!({"source": source, "grant": grant}))
+                .collect();
+            let body = [format!(
+                "{head}{}}}",
+                serde_json::json!({"rewards": rewards})
+            )];
+            let appends = Appends {
+                spec,
+                bodies: &body,
+            };
+            self.append_events(&mut data, &player_keys.events(), &appends);
+        }
         Ok(claimed)
     }
 }

@@ -42,6 +42,7 @@ pub(super) enum Finishing<'a> {
         outcomes: &'a [(&'a str, &'a str)],
         ttl_secs: u64,
         tally: &'a str,
+        events: Option<Appends<'a>>,
     },
 }
 
@@ -109,21 +110,28 @@ impl RedisStore {
         bracket: &BracketKeys,
         what: Finishing<'_>,
     ) -> Result<(), StoreError> {
-        let (mode, op, outcomes, ttl_secs, tally) = match what {
-            Finishing::Record { outcomes, ttl_secs } => {
-                ("record", "record_outcomes", Some(outcomes), ttl_secs, "")
-            }
-            Finishing::Finish { tally } => ("finish", "finish_bracket", None, 1, tally),
+        let (mode, op, outcomes, ttl_secs, tally, events) = match what {
+            Finishing::Record { outcomes, ttl_secs } => (
+                "record",
+                "record_outcomes",
+                Some(outcomes),
+                ttl_secs,
+                "",
+                None,
+            ),
+            Finishing::Finish { tally } => ("finish", "finish_bracket", None, 1, tally, None),
             Finishing::Both {
                 outcomes,
                 ttl_secs,
                 tally,
+                events,
             } => (
                 "both",
                 "finish_with_outcomes",
                 Some(outcomes),
                 ttl_secs,
                 tally,
+                events,
             ),
         };
         let mut inv = SCRIPTS.finish_bracket.prepare_invoke();
@@ -138,6 +146,12 @@ impl RedisStore {
             .arg(tally)
             .arg(ttl_secs.clamp(1, MAX_WINDOW_SECS))
             .arg(outcomes.map(super::outcomes::encode).unwrap_or_default());
+        if let Some(events) = events {
+            inv.key(bracket.events()).arg(events.spec.arg());
+            for body in events.bodies {
+                inv.arg(body);
+            }
+        }
         let reply = self.invoke(op, Retry::Idempotent, &inv).await?;
         if let Value::Array(items) = &reply
             && let Some(planted) = wrong_type(items)?

@@ -8,7 +8,7 @@ use super::reply::*;
 use super::scripts::SCRIPTS;
 use super::{MAX_WINDOW_SECS, RedisStore, Retry};
 use crate::error::StoreError;
-use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys};
+use crate::store::keys::{PeriodKeys, PlayerKeys};
 use crate::store::*;
 
 impl LeagueStore for RedisStore {
@@ -63,21 +63,8 @@ impl LeagueStore for RedisStore {
         parse_assignment(reply)
     }
 
-    async fn enter(
-        &self,
-        bracket: &BracketKeys,
-        player: &str,
-        size: u32,
-        profile: Option<(u64, &str)>,
-        ttl_secs: u64,
-    ) -> Result<Entered, StoreError> {
-        let inv = enter_invocation(&[&BoardEntry {
-            bracket,
-            player,
-            size,
-            profile,
-            ttl_secs,
-        }]);
+    async fn enter_entry(&self, entry: &BoardEntry<'_>) -> Result<Entered, StoreError> {
+        let inv = enter_invocation(&[entry]);
         let reply = self.invoke("enter", Retry::Idempotent, &inv).await?;
         parse_enter(reply, 1)?
             .pop()
@@ -184,16 +171,31 @@ pub(super) fn enter_invocation(entries: &[&BoardEntry<'_>]) -> ScriptInvocation<
             .key(&first.bracket.profiles)
             .key(&first.bracket.meta)
             .key(&first.bracket.pages)
-            .key(first.bracket.profiles_text())
-            .arg(first.size.max(1))
-            .arg(first.ttl_secs.clamp(1, MAX_WINDOW_SECS));
+            .key(first.bracket.profiles_text());
+        match first.placed {
+            None => inv.arg(first.size.max(1)),
+            Some(p) => inv.key(first.bracket.events()).arg(format!(
+                "{}|{}",
+                first.size.max(1),
+                p.spec.arg()
+            )),
+        };
+        inv.arg(first.ttl_secs.clamp(1, MAX_WINDOW_SECS));
     }
+    let logged = entries.first().is_some_and(|e| e.placed.is_some());
     for entry in entries {
         inv.arg(entry.player);
         match entry.profile {
             Some((version, json)) => inv.arg(version).arg(json),
             None => inv.arg("").arg(""),
         };
+        if logged {
+            let body = entry
+                .placed
+                .and_then(|p| p.bodies.first())
+                .map_or("", String::as_str);
+            inv.arg(body);
+        }
     }
     inv
 }

@@ -169,11 +169,12 @@ impl RolloverStore for RedisStore {
         Ok(found.iter().any(|n| *n > 0))
     }
 
-    async fn finish_period(
+    async fn finish_period_logged(
         &self,
         period: &PeriodKeys,
         summary: &str,
         ttl_secs: u64,
+        events: Option<Appends<'_>>,
     ) -> Result<(), StoreError> {
         let mut inv = SCRIPTS.finish_period.prepare_invoke();
         inv.key(&period.meta).key(&period.joins);
@@ -183,6 +184,12 @@ impl RolloverStore for RedisStore {
             inv.key(bucket);
         }
         inv.arg(summary).arg(ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        if let Some(events) = events {
+            inv.key(period.events()).arg(events.spec.arg());
+            for body in events.bodies {
+                inv.arg(body);
+            }
+        }
         self.invoke("finish_period", Retry::Idempotent, &inv)
             .await?;
         self.drop_expired(period, ttl_secs).await
@@ -249,10 +256,11 @@ impl RolloverStore for RedisStore {
             .await
     }
 
-    async fn grant(
+    async fn grant_logged(
         &self,
         grants: &[Grant],
         ttl_secs: u64,
+        events: Option<Appends<'_>>,
     ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         if grants.is_empty() {
             return Ok(Vec::new());
@@ -269,10 +277,17 @@ impl RolloverStore for RedisStore {
                 GRANTS_AT_ONCE,
                 |items| {
                     let mut inv = SCRIPTS.grant.prepare_invoke();
-                    inv.arg(ttl);
+                    match events {
+                        None => inv.arg(ttl),
+                        Some(e) => inv.arg(format!("{ttl}|{}", e.spec.arg())),
+                    };
                     for &i in items {
-                        let (_, source, grant) = &grants[i];
+                        let (keys, source, grant) = &grants[i];
                         inv.key(&reward_keys[i]).arg(source).arg(grant);
+                        if let Some(e) = events {
+                            let body = e.bodies.get(i).map_or("", String::as_str);
+                            inv.key(keys.events()).arg(body);
+                        }
                     }
                     inv
                 },
@@ -411,6 +426,7 @@ impl RolloverStore for RedisStore {
         outcomes: &[(&str, &str)],
         ttl_secs: u64,
         tally: &str,
+        events: Option<Appends<'_>>,
     ) -> Result<(), StoreError> {
         self.finish(
             bracket,
@@ -418,6 +434,7 @@ impl RolloverStore for RedisStore {
                 outcomes,
                 ttl_secs,
                 tally,
+                events,
             },
         )
         .await
@@ -471,6 +488,9 @@ impl RolloverStore for RedisStore {
             .arg(claim.claim_id.unwrap_or(""))
             .arg(claim.period)
             .arg(claim.ttl_secs.clamp(1, MAX_WINDOW_SECS));
+        if let Some((spec, head)) = claim.logged {
+            inv.key(player_keys.events()).arg(spec.arg()).arg(head);
+        }
         // With a claim id a second run returns the stored answer; without one it
         // would answer "nothing" after the first run claimed, so it is not retried.
         let retry = if claim.claim_id.is_some() {

@@ -52,9 +52,9 @@ macro_rules! scripts {
 }
 
 scripts! {
-    preludes: clock, deadlines, numbers, foreign_keys, cache_writes, page_expiry;
+    preludes: clock, deadlines, numbers, foreign_keys, cache_writes, page_expiry, events;
     join: [clock, numbers],
-    enter: [],
+    enter: [events],
     update: [clock, numbers],
     standings: [cache_writes, page_expiry],
     open_page: [cache_writes, page_expiry],
@@ -66,14 +66,14 @@ scripts! {
     raise_mark: [],
     season_field: [],
     begin_close: [clock],
-    finish_period: [],
+    finish_period: [events],
     claim_bracket: [foreign_keys, clock],
     outcome: [],
-    finish_bracket: [foreign_keys, page_expiry],
-    claim_rewards: [],
+    finish_bracket: [foreign_keys, page_expiry, events],
+    claim_rewards: [events],
     set_profile: [clock, deadlines],
     snapshot: [clock],
-    grant: [],
+    grant: [events],
     append_audit: [],
     move_clock: [],
     ban_period: [],

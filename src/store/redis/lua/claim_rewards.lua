@@ -9,6 +9,9 @@
 -- ARGV[2]  the claim id (any string, "" included; ignored when ARGV[1] is "0")
 -- ARGV[3]  the current period
 -- ARGV[4]  seconds the keys live at least
+-- KEYS[3], ARGV[5], ARGV[6]  with a season's `[events]` only: the bucket's event
+--          log, its spec and the reward.claimed event's head (up to its "data":),
+--          appended with the rewards claimed now, if any (events.lua)
 --
 -- Reply: {source1, grant1, source2, grant2, ...} for a new claim; for a repeated
 -- claim id, the stored answer as it was stored (a JSON string of the same flat list),
@@ -33,6 +36,15 @@ for i = 1, #all, 2 do
     answer[#answer + 1] = all[i]
     answer[#answer + 1] = grant
   end
+end
+if KEYS[3] and #answer > 0 then
+  local rewards = {}
+  for i = 1, #answer, 2 do
+    rewards[#rewards + 1] = {source = answer[i], grant = answer[i + 1]}
+  end
+  table.sort(rewards, function(a, b) return a.source < b.source end)
+  append_events(KEYS[3], ARGV[5],
+    {ARGV[6] .. cjson.encode({rewards = rewards}) .. '}'})
 end
 if with_id then
   -- An empty Lua table encodes as {} in cjson; store [] so it parses as a list.

@@ -18,22 +18,31 @@
 -- KEYS[5]  the bracket's profiles as one string (see open_page.lua): deleted, with
 --          the claim on it, when the profile cache changes once the meta flag
 --          "texted" says there may be either
--- ARGV[1]  bracket size
+-- KEYS[6]  with a season's `[events]` only: the bracket's event log
+-- ARGV[1]  bracket size; with `[events]`, "size|keep cap" (events.lua)
 -- ARGV[2]  seconds the board lives at least (so a board the rollover never reaches
 --          still expires)
 -- ARGV[3..] one triple per player: player id, profile version, profile JSON (both ""
---          when the player's profile is not to be cached)
+--          when the player's profile is not to be cached); with `[events]` a fourth,
+--          the player.placed event, appended only for a player put on the board now
 --
 -- Reply: one of "ok" | "closed" | "full" | "banned|<marker>" per player, in order.
 -- Players are entered in order, so when the board fills up within a call, the later
 -- ones are "full". A player listed twice is entered once (both answered "ok"), the
 -- newer profile kept.
 
-local n = (#ARGV - 2) / 3
+local size_arg, spec = string.match(ARGV[1], '^(%d+)|?(.*)$')
+local logged = spec ~= ''
+local per = logged and 4 or 3
+-- Player i's arguments start after ARGV[at(i)].
+local function at(i)
+  return 2 + per * (i - 1)
+end
+local n = (#ARGV - 2) / per
 local reply = {}
 local fields = {'closed', 'paged', 'texted'}
 for i = 1, n do
-  fields[3 + i] = 'ban:' .. ARGV[3 * i]
+  fields[3 + i] = 'ban:' .. ARGV[at(i) + 1]
 end
 local meta = redis.call('HMGET', KEYS[3], unpack(fields))
 if meta[1] then
@@ -46,11 +55,12 @@ if n < 1 then
   return reply
 end
 
-local size = tonumber(ARGV[1])
+local size = tonumber(size_arg)
 local players = {}
 for i = 1, n do
-  players[i] = ARGV[3 * i]
+  players[i] = ARGV[at(i) + 1]
 end
+local placed = {}
 local scores = redis.call('ZMSCORE', KEYS[1], unpack(players))
 local card = redis.call('ZCARD', KEYS[1])
 local on_board = {}
@@ -73,18 +83,24 @@ for i = 1, n do
     card = card + 1
     on_board[player] = true
     reply[i] = 'ok'
+    if logged then
+      placed[#placed + 1] = ARGV[at(i) + 4]
+    end
   end
 end
 local changed = #add > 0
 if changed then
   redis.call('ZADD', KEYS[1], unpack(add))
+  if logged then
+    append_events(KEYS[6], spec, placed)
+  end
 end
 
 -- Profiles of the players on the board: written when newer than the cached one.
 local asked = {}
 local which = {}
 for i = 1, n do
-  if reply[i] == 'ok' and ARGV[3 * i + 1] ~= '' then
+  if reply[i] == 'ok' and ARGV[at(i) + 2] ~= '' then
     asked[#asked + 1] = players[i]
     which[#which + 1] = i
   end
@@ -95,7 +111,7 @@ if #asked > 0 then
   local order = {}
   for k = 1, #asked do
     local player = asked[k]
-    local given = ARGV[3 * which[k] + 1]
+    local given = ARGV[at(which[k]) + 2]
     local version = tonumber(given)
     local have = newest[player]
     if not have then
@@ -107,7 +123,7 @@ if #asked > 0 then
         order[#order + 1] = player
       end
       -- The version as given (decimal text), not reformatted from a double.
-      have = { version = version, record = given .. ' ' .. ARGV[3 * which[k] + 2] }
+      have = { version = version, record = given .. ' ' .. ARGV[at(which[k]) + 3] }
     end
     newest[player] = have
   end

@@ -24,12 +24,20 @@
 -- ARGV[2]  the tally ("finish", "both")
 -- ARGV[3]  time to live, seconds ("record", "both")
 -- ARGV[4]  the outcomes, encoded ("record", "both")
+-- KEYS[8], ARGV[5], ARGV[6..]  with a season's `[events]` only ("both"): the
+--          bracket's event log, its spec and the events of the close (bracket.closed
+--          and each player's outcome), appended only by the call that records the
+--          outcomes (events.lua), so a re-run of the close appends nothing
 --
 -- Reply: 1 | {"wrong_type", key, found, expected} (foreign_keys.lua): nothing written
 --        but the caller's lease released
 
 local mode = ARGV[1]
-local planted = foreign({{1, 'hash'}, {2, 'string'}, {5, 'string'}})
+local checks = {{1, 'hash'}, {2, 'string'}, {5, 'string'}}
+if KEYS[8] then
+  checks[4] = {8, 'stream'}
+end
+local planted = foreign(checks)
 if planted then
   -- The caller holds the lease (it froze the bracket) and stops here: released, so
   -- the retry of a later rollover need not wait for it to lapse.
@@ -39,7 +47,10 @@ if planted then
   return planted
 end
 if mode ~= 'finish' then
-  redis.call('SET', KEYS[5], ARGV[4], 'NX')
+  local recorded = redis.call('SET', KEYS[5], ARGV[4], 'NX')
+  if recorded and KEYS[8] then
+    append_events(KEYS[8], ARGV[5], {unpack(ARGV, 6)})
+  end
   -- The mark keeps the meta there to expire below, whatever came before, so the
   -- done mark never lands on a meta without an expiry.
   redis.call('HSETNX', KEYS[1], 'closed', '1')
