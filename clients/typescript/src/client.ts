@@ -328,16 +328,26 @@ export class LeagueClient {
         }
         const decoder = new TextDecoder();
         let pending = "";
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-            pending += decoder.decode(chunk, { stream: true });
-            let newline: number;
-            while ((newline = pending.indexOf("\n")) >= 0) {
-                const line = pending.slice(0, newline).trim();
-                pending = pending.slice(newline + 1);
-                if (line !== "") {
-                    yield JSON.parse(line) as Schemas["ExportLine"];
+        // A reader rather than `for await` on the body: not every browser iterates streams.
+        const reader = response.body.getReader();
+        try {
+            for (;;) {
+                const { value, done } = await reader.read();
+                if (done) {
+                    break;
+                }
+                pending += decoder.decode(value, { stream: true });
+                let newline: number;
+                while ((newline = pending.indexOf("\n")) >= 0) {
+                    const line = pending.slice(0, newline).trim();
+                    pending = pending.slice(newline + 1);
+                    if (line !== "") {
+                        yield JSON.parse(line) as Schemas["ExportLine"];
+                    }
                 }
             }
+        } finally {
+            await reader.cancel().catch(() => undefined);
         }
         pending += decoder.decode();
         if (pending.trim() !== "") {
