@@ -12,7 +12,7 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -50,7 +50,12 @@ def collect(stream: EventStream) -> queue.Queue[StreamItem | BaseException]:
     return q
 
 
-def events_until(q: queue.Queue[StreamItem | BaseException], done: type[Event], seconds: float = 60) -> list[Event]:
+def events_until(
+    q: queue.Queue[StreamItem | BaseException],
+    done: Callable[[Event], bool],
+    seconds: float = 60,
+) -> list[Event]:
+    """The stream's events up to the first that is ``done``."""
     out: list[Event] = []
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -62,9 +67,9 @@ def events_until(q: queue.Queue[StreamItem | BaseException], done: type[Event], 
             raise item
         if isinstance(item, Event):
             out.append(item)
-            if isinstance(item, done):
+            if done(item):
                 return out
-    raise AssertionError(f"no {done.__name__} within {seconds} s; got {[e.type for e in out]}")
+    raise AssertionError(f"the stream did not get there within {seconds} s; got {[e.type for e in out]}")
 
 
 def test_a_player_stream_across_a_rollover_resumed_after_a_disconnect(
@@ -76,7 +81,7 @@ def test_a_player_stream_across_a_rollover_resumed_after_a_disconnect(
 
     with LeagueClient(server.url, token) as client:
         first = client.player_events(ana)
-        seen = events_until(collect(first), PlayerPlaced)
+        seen = events_until(collect(first), lambda e: isinstance(e, PlayerPlaced))
         cursor = first.last_event_id
         assert cursor is not None and seen[-1].cursor == cursor and seen[-1].player == ana
         first.close()  # the game's client goes away
@@ -84,13 +89,16 @@ def test_a_player_stream_across_a_rollover_resumed_after_a_disconnect(
         # While it is away, the period closes.
         period = roll_over(ops, game)
 
+        def closed(e: Event) -> bool:
+            return isinstance(e, PeriodClosed) and e.period == period
+
         resumed = client.player_events(ana, last_event_id=cursor)
-        after = events_until(collect(resumed), PeriodClosed)
+        after = events_until(collect(resumed), closed)
         resumed.close()
 
         # From the start, the whole log: exactly what the two streams saw, in order.
         whole = client.player_events(ana)
-        everything = events_until(collect(whole), PeriodClosed)
+        everything = events_until(collect(whole), closed)
         whole.close()
 
     assert [e.id for e in everything] == [e.id for e in seen] + [e.id for e in after]

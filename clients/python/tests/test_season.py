@@ -105,9 +105,10 @@ def test_a_season_end_to_end(server: Server, game: LeagueClient, ops: LeagueClie
     closed = roll_over(ops, game)
     assert closed == period
     assert any(r["period"] == period for r in game.periods()["closed"])
-    assert game.player(ana)["last"]["outcome"] == "promoted"  # type: ignore[index]
-    lines = game.export(period)
-    assert any(line.get("player") == ana for line in lines if isinstance(line, dict))
+    last = game.player(ana).get("last")
+    assert last is not None and (last["period"], last["outcome"]) == (period, "promoted")
+    mine = [line for line in game.export(period) if line["player"] == ana]
+    assert [(m["rank"], m["outcome"], m["next_tier"]) for m in mine] == [(1, "promoted", "silver")]
 
     rewards = game.rewards(ana)["rewards"]
     source = f"{period}/{tier}/{bracket}"

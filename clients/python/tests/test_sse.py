@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
 
 from leaguekit_client import (
+    AsyncLeagueClient,
     Event,
     LeagueClient,
     LeagueError,
@@ -134,3 +136,40 @@ def test_a_forbidden_stream_raises_at_once() -> None:
         with pytest.raises(LeagueError) as e:
             next(c.bracket_events("bronze", 1, period=44, last_event_id="c9"))
     assert e.value.code == "forbidden" and streams.last_ids == ["c9"]
+
+
+def test_the_async_stream_resumes_the_same_way() -> None:
+    bodies = [
+        sse("player.placed", event_json(1), "c1") + b"id: c2\ndata: {\"cut",
+        sse("period.closed", event_json(2, "period.closed", {"brackets": 1, "players": 2}), "c2"),
+    ]
+    last_ids: list[str | None] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        last_ids.append(request.headers.get("last-event-id"))
+        body = bodies.pop(0)
+
+        async def chunks() -> AsyncIterator[bytes]:
+            yield body
+
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=chunks())
+
+    async def noop(_: float) -> None:
+        pass
+
+    async def main() -> list[Event]:
+        async with AsyncLeagueClient(
+            "http://league.test", "t", transport=httpx.MockTransport(handler), sleep=noop
+        ) as c:
+            out: list[Event] = []
+            async with c.player_events("ana") as stream:
+                async for item in stream:
+                    assert isinstance(item, Event)
+                    out.append(item)
+                    if len(out) == 2:
+                        break
+            return out
+
+    events = asyncio.run(main())
+    assert [e.cursor for e in events] == ["c1", "c2"]
+    assert last_ids == [None, "c1"]
