@@ -17,6 +17,13 @@ pub(super) struct LogData {
     expire_at: i64,
 }
 
+impl LogData {
+    /// Whether the log still lives at `now_ms` (unix ms).
+    pub(super) fn live(&self, now_ms: i64) -> bool {
+        self.expire_at > now_ms
+    }
+}
+
 impl MemoryStore {
     /// Appends `appends`' bodies to the log `log`, as `events.lua` does: called inside
     /// the critical section of the write that makes them.
@@ -59,7 +66,7 @@ impl EventStore for MemoryStore {
             .iter()
             .map(|r| {
                 Ok(match data.logs.get(r.log) {
-                    Some(log) if log.expire_at > now => log
+                    Some(log) if log.live(now) => log
                         .entries
                         .iter()
                         .filter(|e| e.pos > r.after)

@@ -133,6 +133,7 @@ impl RolloverStore for MemoryStore {
             .retain(|_, p| p.expire_at.is_none_or(|e| e > now));
         data.brackets
             .retain(|_, b| b.expire_at.is_none_or(|e| e > now));
+        data.logs.retain(|_, log| log.live(now * 1000));
         data.players.retain(|_, p| !p.expired(now));
         Ok(())
     }
