@@ -49,36 +49,6 @@ async fn read_body<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes,
     })
 }
 
-/// An optional whole number of a JSON body, written `801` or `801.0`: a JSON Schema
-/// `integer` includes integral floats, so a client generated from the OpenAPI document
-/// may send either. Anything else is refused as invalid JSON.
-pub(super) fn whole_number<'de, D>(d: D) -> Result<Option<u64>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    use serde::Deserialize as _;
-    use serde::de::Error as _;
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Number {
-        Whole(u64),
-        Float(f64),
-    }
-    match Option::<Number>::deserialize(d)? {
-        None => Ok(None),
-        Some(Number::Whole(n)) => Ok(Some(n)),
-        // Integral and exact in a double: below 2^53.
-        Some(Number::Float(f))
-            if f.fract() == 0.0 && (0.0..9_007_199_254_740_992.0).contains(&f) =>
-        {
-            Ok(Some(f as u64))
-        }
-        Some(Number::Float(f)) => Err(D::Error::custom(format!(
-            "{f} is not a whole number of 0 or more"
-        ))),
-    }
-}
-
 /// A JSON object request body. An empty body reads as `{}`, so bodies whose fields are
 /// all optional may be left out; any other JSON than an object is refused (serde
 /// would read a struct from an array of its fields). The content type is not checked.
@@ -118,13 +88,51 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Items<T> {
 }
 
 /// Reads a JSON body, or says why it cannot.
+///
+/// A JSON Schema `integer` includes integral floats, so a client generated from the
+/// OpenAPI document may send `801.0` where the body holds a whole number. Only a body
+/// refused for a float is read again, with each integral float below 2^53 (exact in a
+/// double) written as the integer it is: the common body pays nothing for it, and
+/// `801.5` is still refused.
 fn json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes).map_err(|e| {
-        ApiError::bad_request(
-            "invalid_json",
-            format!("invalid JSON body: {e}; see /openapi.json for this endpoint's body"),
-        )
+    serde_json::from_slice(bytes).or_else(|e| {
+        let refused = || {
+            ApiError::bad_request(
+                "invalid_json",
+                format!("invalid JSON body: {e}; see /openapi.json for this endpoint's body"),
+            )
+        };
+        if !e.to_string().contains("floating point") {
+            return Err(refused());
+        }
+        let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|_| refused())?;
+        if !whole_floats_to_integers(&mut value) {
+            return Err(refused());
+        }
+        serde_json::from_value(value).map_err(|_| refused())
     })
+}
+
+/// Writes every integral float of `v` below 2^53 in magnitude as an integer; whether
+/// it changed any.
+fn whole_floats_to_integers(v: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) if n.is_f64() => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+                *v = Value::from(f as i64);
+                true
+            }
+            _ => false,
+        },
+        Value::Array(items) => items.iter_mut().fold(false, |changed, item| {
+            whole_floats_to_integers(item) | changed
+        }),
+        Value::Object(fields) => fields.values_mut().fold(false, |changed, item| {
+            whole_floats_to_integers(item) | changed
+        }),
+        _ => false,
+    }
 }
 
 /// A JSON request body that must be there: an empty body is a 400 `bad_request` and
@@ -181,5 +189,44 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for P<T> {
             .map_err(|r| {
                 ApiError::bad_request("bad_request", format!("invalid path: {}", r.body_text()))
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize, PartialEq)]
+    struct Score {
+        value: i64,
+        by: Option<u64>,
+        name: Option<String>,
+    }
+
+    #[test]
+    fn integral_floats_read_as_whole_numbers() {
+        let s: Score = json(br#"{"value": -801.0, "by": 3.0, "name": "1.0"}"#).unwrap();
+        assert_eq!(
+            s,
+            Score {
+                value: -801,
+                by: Some(3),
+                name: Some("1.0".into())
+            }
+        );
+        let items: Vec<Score> = json(br#"[{"value": 2}, {"value": 1e3}]"#).unwrap();
+        assert_eq!(items[1].value, 1000);
+        for bad in [
+            &br#"{"value": 801.5}"#[..],
+            br#"{"value": 1e300}"#,
+            br#"{"value": "801"}"#,
+            br#"{"value": 1, "by": -1.0}"#,
+        ] {
+            assert!(
+                json::<Score>(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 }

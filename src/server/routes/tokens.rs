@@ -24,7 +24,7 @@ pub(crate) struct TokenIn {
     /// How long the token lasts, in seconds: 60-86400 (default 900). Wins over the
     /// query's `ttl`.
     #[schema(minimum = 60, maximum = 86400)]
-    #[serde(default, deserialize_with = "crate::server::extract::whole_number")]
+    #[serde(default)]
     ttl: Option<u64>,
 }
 
