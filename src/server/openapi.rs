@@ -560,4 +560,39 @@ mod tests {
             .collect();
         assert_eq!(codes, documented_codes());
     }
+
+    #[test]
+    fn the_event_streams_are_documented_with_their_events() {
+        let doc = serde_json::to_value(super::openapi()).expect("document as JSON");
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(
+            schemas["LogEvent"]["properties"]["data"]["contentSchema"]["$ref"],
+            "#/components/schemas/Event"
+        );
+        let types = schemas["EventType"]["enum"].as_array().expect("an enum");
+        assert_eq!(types.len(), crate::events::Kind::ALL.len());
+        for k in crate::events::Kind::ALL {
+            assert!(types.contains(&k.name().into()), "{}", k.name());
+        }
+        for path in [
+            "/v1/players/{player}/events",
+            "/v1/tiers/{tier}/brackets/{bracket}/events",
+        ] {
+            let get = &doc["paths"][path]["get"];
+            assert!(
+                get["responses"]["200"]["content"]["text/event-stream"].is_object(),
+                "{path}"
+            );
+            let schemes: Vec<String> = get["security"]
+                .as_array()
+                .expect("security")
+                .iter()
+                .flat_map(|s| s.as_object().into_iter().flat_map(|o| o.keys().cloned()))
+                .collect();
+            assert!(
+                schemes.contains(&"player".to_owned()),
+                "{path}: {schemes:?}"
+            );
+        }
+    }
 }
