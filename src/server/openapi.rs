@@ -85,7 +85,7 @@ use super::routes::{
         players::profile,
         players::rewards,
         players::claim,
-        events::player,
+        events::player_events,
         tokens::mint,
         boards::standings,
         boards::events,

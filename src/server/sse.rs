@@ -142,7 +142,7 @@ impl<S: Store> Hub<S> {
         let mut rx = board.tx.subscribe();
         rx.mark_changed();
         let shutdown = self.shutdown.clone();
-        let stream = futures::stream::unfold(
+        futures::stream::unfold(
             (rx, board, shutdown, open),
             |(mut rx, board, shutdown, open)| async move {
                 loop {
@@ -161,8 +161,7 @@ impl<S: Store> Hub<S> {
                     }
                 }
             },
-        );
-        stream
+        )
     }
 
     /// The board of `w`, with its poller started if it has none.

@@ -44,7 +44,7 @@ use crate::store::Store;
     ),
     security(("bearer" = []))
 )]
-pub(crate) async fn player<S: Store>(
+pub(crate) async fn player_events<S: Store>(
     State(app): State<Arc<App<S>>>,
     P(player): P<String>,
     Q(q): Q<PlayerEventsQuery>,

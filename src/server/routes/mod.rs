@@ -41,7 +41,10 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
                 .patch(players::patch_profile::<S>),
         )
         .route("/v1/players/{player}/rewards", get(players::rewards::<S>))
-        .route("/v1/players/{player}/events", get(events::player::<S>))
+        .route(
+            "/v1/players/{player}/events",
+            get(events::player_events::<S>),
+        )
         .route("/v1/players/{player}/token", post(tokens::mint::<S>))
         .route("/v1/players/{player}/adjust", post(adjust::adjust::<S>))
         .route(
