@@ -10,6 +10,7 @@ const state = {
   offsetMs: 0,        // league clock minus this browser's clock
   watching: null,     // {tier, bracket}
   source: null,       // EventSource of the watched bracket
+  feed: [],           // its latest log events, newest first
   lastRows: new Map(), // player -> score, to flash changes
   admin: false        // whether the token is an admin's (the operator's card)
 };
@@ -221,6 +222,8 @@ function watch(tier, bracket) {
   if (state.source) state.source.close();
   state.watching = { tier, bracket };
   state.lastRows = new Map();
+  state.feed = [];
+  renderFeed();
   history.replaceState(null, "", `#/tiers/${encodeURIComponent(tier)}/brackets/${bracket}`);
   $("bracket-title").textContent = `${tier} · bracket ${bracket}`;
   $("bracket-info").textContent = "Connecting…";
@@ -235,6 +238,18 @@ function watch(tier, bracket) {
     setLive("live", "live");
     renderStandings(JSON.parse(e.data));
   });
+  // With [events], the stream also carries the bracket's log events (each with an id,
+  // which the browser sends back as Last-Event-ID when it reconnects, so none is
+  // missed); the standings themselves come as `standings` snapshots.
+  for (const type of EVENT_TYPES) {
+    source.addEventListener(type, (e) => {
+      try {
+        addToFeed(JSON.parse(e.data));
+      } catch (_) {
+        // An event this page cannot read: skipped.
+      }
+    });
+  }
   source.addEventListener("error", (e) => {
     if (e.data) {
       const body = JSON.parse(e.data);
@@ -246,6 +261,48 @@ function watch(tier, bracket) {
       setLive("connecting", "reconnecting");
     }
   });
+}
+
+// The log events a bracket's stream carries (a newer server may send others: they
+// are not listened to).
+const EVENT_TYPES = ["player.placed", "player.overtaken", "bracket.closed", "player.promoted",
+  "player.demoted", "player.stayed", "score.adjusted", "player.resettled"];
+const FEED_SIZE = 8;
+
+function addToFeed(ev) {
+  if (state.feed.some((f) => f.id === ev.id)) return;
+  state.feed.unshift(ev);
+  state.feed.length = Math.min(state.feed.length, FEED_SIZE);
+  renderFeed();
+}
+
+// One line of the feed: what happened, in words.
+function describe(ev) {
+  const d = ev.data || {};
+  const who = ev.player || "";
+  switch (ev.type) {
+    case "player.placed": return [`${who} joined the bracket`, ""];
+    case "player.overtaken": return [`${d.by} overtook ${who}${d.rank ? ` (now #${d.rank})` : ""}`, "down"];
+    case "bracket.closed": return [`bracket closed: ${n(d.players)} players, ${n(d.active)} active`, ""];
+    case "player.promoted": return [`${who} promoted to ${d.next_tier} (#${d.rank})`, "up"];
+    case "player.demoted": return [`${who} demoted to ${d.next_tier} (#${d.rank})`, "down"];
+    case "player.stayed": return [`${who} stays in ${d.next_tier} (#${d.rank})`, ""];
+    case "score.adjusted": return [`${who}'s score corrected: ${n(d.before)} → ${n(d.after)}`, ""];
+    case "player.resettled": return [`${who} re-settled: ${d.outcome} (#${d.rank})`, ""];
+    default: return [`${ev.type}${who ? " · " + who : ""}`, ""];
+  }
+}
+
+function renderFeed() {
+  const list = $("feed");
+  list.replaceChildren(...state.feed.map((ev) => {
+    const [text, cls] = describe(ev);
+    const at = new Date(ev.at);
+    return el("li", { "data-type": ev.type },
+      el("span", { class: "when", title: at.toISOString() }, at.toLocaleTimeString()),
+      el("span", { class: cls }, text));
+  }));
+  $("feed-wrap").hidden = state.feed.length === 0;
 }
 
 function renderStandings(s) {

@@ -12,18 +12,25 @@
 //! write). Without a valid token only `/healthz` answers.
 //!
 //! A fourth role, `player`, is a game client's: a player token
-//! (`player_tokens.rs`, a short-lived JWT for one player, only ever as
-//! `Authorization: Bearer`, never the cookie) may call only the reads of
+//! (`player_tokens.rs`, a short-lived JWT for one player, as `Authorization: Bearer`,
+//! never the cookie) may call only the reads of
 //! [`PLAYER_ROUTES`] (403 `forbidden` for anything else); that the player and the
 //! bracket of the path are the token's own is checked by the routes' guard
 //! (`routes/own.rs`), which reads the player's placement. An expired player token is
 //! 401 `token_expired`; any other token the server does not know is 401
 //! `unauthorized`.
 //!
+//! The live streams ([`STREAM_ROUTES`]) also take any role's token as
+//! `?access_token=TOKEN`, since a browser's `EventSource` cannot send headers (the
+//! header wins when both are sent). A URL is more exposed than a header (proxies and
+//! browsers' histories keep URLs), so the docs tell to prefer the header and short-lived
+//! player tokens there.
+//!
 //! Tokens are compared in constant time: every configured token is compared in full
 //! with the candidate, whatever matches, so the time taken says nothing about how much
 //! of a token was right. Tokens never reach a log: the trace layer logs method and
-//! path only, and errors never repeat a token.
+//! path only (never the query, which may hold `access_token`), and errors never
+//! repeat a token.
 //!
 //! Owns: who may call what: tokens, roles, the cookie rule.
 //! Must not: read or write league data, or log a token.
@@ -85,10 +92,11 @@ pub(super) struct AsPlayer(pub(super) String);
 
 /// The routes a player token may call (`GET` and `HEAD` only), as the router names
 /// them.
-pub const PLAYER_ROUTES: [&str; 6] = [
+pub const PLAYER_ROUTES: [&str; 7] = [
     "/v1/players/{player}",
     "/v1/players/{player}/around",
     "/v1/players/{player}/rewards",
+    "/v1/players/{player}/events",
     "/v1/season",
     "/v1/tiers/{tier}/brackets/{bracket}",
     "/v1/tiers/{tier}/brackets/{bracket}/events",
@@ -298,10 +306,25 @@ pub(super) async fn require<S: crate::Store>(
     if public(request.uri().path()) {
         return next.run(request).await;
     }
-    let mut caller =
-        presented(request.method(), request.headers()).and_then(|t| app.tokens.caller(t));
+    // The token: the `Authorization` header; else, on a live stream, `?access_token=`
+    // (a browser's EventSource cannot send headers); else, for a read, the cookie.
+    let in_query = if request.headers().contains_key(header::AUTHORIZATION) {
+        None
+    } else {
+        access_token(&request)
+    };
+    let token: Option<Vec<u8>> = match &in_query {
+        Some(t) => Some(t.as_bytes().to_vec()),
+        None => presented(request.method(), request.headers()).map(<[u8]>::to_vec),
+    };
+    let mut caller = token.as_deref().and_then(|t| app.tokens.caller(t));
+    // A player token: as a bearer token or in the query, never the cookie.
+    let player_token = match &in_query {
+        Some(t) => Some(t.as_bytes().to_vec()),
+        None => bearer(request.headers()).map(<[u8]>::to_vec),
+    };
     if caller.is_none()
-        && let (Some(keys), Some(token)) = (app.players.as_ref(), bearer(request.headers()))
+        && let (Some(keys), Some(token)) = (app.players.as_ref(), player_token.as_deref())
     {
         match keys.check(token) {
             Ok(player) => {
@@ -329,7 +352,7 @@ pub(super) async fn require<S: crate::Store>(
                 .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             return page;
         }
-        let had_token = request.headers().contains_key(header::AUTHORIZATION);
+        let had_token = request.headers().contains_key(header::AUTHORIZATION) || in_query.is_some();
         return ApiError::unauthorized(had_token).into_response();
     };
     if writes(request.method()) && caller.role < Role::Server {
@@ -338,6 +361,32 @@ pub(super) async fn require<S: crate::Store>(
     request.extensions_mut().insert(caller.role);
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// The live streams, which also take their token as `?access_token=`.
+pub const STREAM_ROUTES: [&str; 2] = [
+    "/v1/players/{player}/events",
+    "/v1/tiers/{tier}/brackets/{bracket}/events",
+];
+
+/// The `access_token` query parameter of a read of a live stream ([`STREAM_ROUTES`]).
+fn access_token(request: &Request) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Query {
+        access_token: Option<String>,
+    }
+    if !matches!(*request.method(), Method::GET | Method::HEAD)
+        || !request
+            .extensions()
+            .get::<MatchedPath>()
+            .is_some_and(|p| STREAM_ROUTES.contains(&p.as_str()))
+    {
+        return None;
+    }
+    axum::extract::Query::<Query>::try_from_uri(request.uri())
+        .ok()
+        .and_then(|q| q.0.access_token)
+        .filter(|t| !t.is_empty())
 }
 
 /// Whether a player token may call this route at all (a read of [`PLAYER_ROUTES`]).

@@ -2,13 +2,14 @@
 //!
 //! | status | codes | when |
 //! |---|---|---|
-//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `clock_not_forward`, `ban_in_past`, `bad_request` | bad input; nothing was written |
+//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `clock_not_forward`, `ban_in_past`, `invalid_event_id`, `bad_request` | bad input; nothing was written |
 //! | 401 | `unauthorized` | no token, or a token the server does not know |
 //! | 401 | `token_expired` | a player token past its `exp` |
 //! | 403 | `forbidden` | a `viewer` token on a write; a player token outside its own player and bracket |
 //! | 403 | `banned` | a join or score of a banned player |
 //! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `unknown_player`, `not_placed`, `expired` | nothing there |
 //! | 404 | `player_tokens_disabled` | player tokens are off (no `LEAGUEKIT_PLAYER_TOKEN_SECRET`) |
+//! | 404 | `events_disabled` | a player's event stream in a season without `[events]` |
 //! | 405 | `method_not_allowed` | a known path with another method |
 //! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `no_staging_clock` | the league's state refuses it; nothing was written |
 //! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `no_exclusions`, `not_in_bracket`, `excludes_everyone`, `bad_request` | bad input; nothing was written |

@@ -32,6 +32,7 @@ mod dashboard;
 mod error;
 mod extract;
 mod keep_alive;
+mod live;
 mod model;
 mod openapi;
 pub mod player_tokens;
@@ -225,8 +226,21 @@ pub fn router<S: Store>(
         .layer(axum::middleware::from_fn(error::json_errors))
         .layer(axum::middleware::from_fn(prometheus::track))
         .layer(axum::middleware::from_fn(keep_alive::close_if_body_unread))
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(app)
+}
+
+/// The trace span of a request: its method and path, never its query (a live
+/// stream's may hold `?access_token=`) or headers.
+fn request_span<B>(request: &axum::http::Request<B>) -> tracing::Span {
+    // tower-http's own target, so that `LEAGUEKIT_LOG=tower_http=debug` shows it.
+    tracing::debug_span!(
+        target: "tower_http::trace::make_span",
+        "request",
+        method = %request.method(),
+        path = %request.uri().path(),
+        version = ?request.version(),
+    )
 }
 
 /// Serves `router` on `listener` until `shutdown` is cancelled, then stops accepting

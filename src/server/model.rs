@@ -16,11 +16,16 @@ use crate::rollover::{LastOutcome, RewardGrant};
 
 use super::error::{ApiError, ErrorDetail};
 pub(super) use super::extract::{Body, Items, P, Q, Required, parse_time, rfc3339};
+pub(super) use events::{
+    BracketStreamEvent, ErrorEvent, ErrorEventName, Event, EventType, LogEvent, PlayerEventsQuery,
+    PlayerStreamEvent, content_schemas,
+};
 pub(super) use periods::{
     BlockedBracketOut, ExportLine, PeriodOut, PeriodReportOut, PeriodsOut, TallyOut,
 };
 pub(super) use tiers::{CohortCountOut, CountsOut, CountsQuery, TierCountOut, TopOut, TopQuery};
 
+mod events;
 mod periods;
 mod tiers;
 
@@ -170,6 +175,14 @@ pub(super) struct LiveQuery {
     pub(super) limit: Option<u64>,
     /// The cohort whose brackets to follow (see the standings' `cohort`).
     pub(super) cohort: Option<String>,
+    /// With `[events]`: resume the log events after this event id (an `id:` this
+    /// stream sent), for clients that cannot send the `Last-Event-ID` header; the
+    /// header wins when both are sent.
+    pub(super) last_event_id: Option<String>,
+    /// The token, for clients that cannot send headers (a browser's `EventSource`);
+    /// `Authorization: Bearer` is preferred: a URL may end up in proxies' logs.
+    #[allow(dead_code)] // read by the token check (auth.rs), listed here for the document
+    pub(super) access_token: Option<String>,
 }
 
 /// `?limit=` of the periods list.

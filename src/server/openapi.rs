@@ -27,6 +27,9 @@ use super::model::{
     ProfileOut, RewardOut, RewardRuleOut, RewardsOut, SeasonOut, StandingOut, StandingsOut,
     SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut, TopOut,
 };
+use super::model::{
+    BracketStreamEvent, ErrorEvent, ErrorEventName, Event, EventType, LogEvent, PlayerStreamEvent,
+};
 use super::routes::bans::{BanIn, BanOut, BansOut, UnbanIn, UnbanOut};
 use super::routes::clock::{ClockIn, ClockOut};
 use super::routes::resettle::{
@@ -34,7 +37,7 @@ use super::routes::resettle::{
 };
 use super::routes::tokens::{TokenIn, TokenOut};
 use super::routes::{
-    adjust, audit, bans, boards, clock, periods, players, resettle, scores, system, tokens,
+    adjust, audit, bans, boards, clock, events, periods, players, resettle, scores, system, tokens,
 };
 
 #[derive(OpenApi)]
@@ -60,8 +63,15 @@ use super::routes::{
                        (`application/x-ndjson`, one `ExportLine` per line: read the body line by \
                        line and parse each), and `GET /v1/tiers/{tier}/brackets/{bracket}/events` \
                        is server-sent events (`text/event-stream`: `standings` events whose data is \
-                       a `StandingsOut`, `error` events whose data is an `ErrorBody`; read it with \
-                       an SSE client that sends the bearer token)."
+                       a `StandingsOut`, `error` events whose data is an `ErrorBody`, and with \
+                       `[events]` the bracket's log events; read it with an SSE client that sends \
+                       the bearer token), as is `GET /v1/players/{player}/events` (the player's \
+                       log events). A log event is `event: <type>`, `id: <cursor>` and `data: \
+                       <Event JSON>`; send the last id back as `Last-Event-ID` (or \
+                       `?last_event_id=`) to resume without missing or repeating an event. A \
+                       browser's EventSource, which cannot send headers, may send the token as \
+                       `?access_token=` on these two streams only. Clients must accept event \
+                       types and fields they do not know."
     ),
     servers((url = "/", description = "The server that serves this document")),
     paths(
@@ -75,6 +85,7 @@ use super::routes::{
         players::profile,
         players::rewards,
         players::claim,
+        events::player_events,
         tokens::mint,
         boards::standings,
         boards::events,
@@ -103,9 +114,10 @@ use super::routes::{
         HealthStatus, StandingsEvent, StandingsEventName, CohortCountOut, TopOut,
         audit::AuditOut, audit::AuditEntryOut, ClockIn, ClockOut, BanIn, UnbanIn, BanOut,
         UnbanOut, BansOut, ResettleIn, ResettleOut, PlayerCorrectionOut, OutcomeSummaryOut,
-        TierCreditOut, adjust::AdjustIn, adjust::AdjustOut, TokenIn, TokenOut
+        TierCreditOut, adjust::AdjustIn, adjust::AdjustOut, TokenIn, TokenOut, Event, EventType,
+        LogEvent, ErrorEvent, ErrorEventName, PlayerStreamEvent, BracketStreamEvent
     )),
-    modifiers(&Bearer, &Answers),
+    modifiers(&Bearer, &Answers, &ContentSchemas),
     tags(
         (name = "players", description = "Joins, a player's view, profile and rewards"),
         (name = "scores", description = "Score updates"),
@@ -230,6 +242,8 @@ pub(super) enum ErrorCode {
     TokenExpired,
     PlayerTokensDisabled,
     TtlOutOfRange,
+    InvalidEventId,
+    EventsDisabled,
 }
 
 /// `applied` (the update changed the score) or `duplicate` (its request id had been
@@ -314,6 +328,15 @@ pub(super) struct StandingsEvent {
 // What every operation shares.
 // ---------------------------------------------------------------------------------
 
+/// The `contentSchema` of the streams' event data, which the annotations cannot say.
+struct ContentSchemas;
+
+impl Modify for ContentSchemas {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        super::model::content_schemas(openapi);
+    }
+}
+
 /// Declares the bearer scheme the paths refer to, the `player` scheme of the reads a
 /// player token may call (with their 403 for another player or bracket), and that
 /// `/healthz` needs none.
@@ -335,8 +358,9 @@ impl Modify for Bearer {
                     .description(Some(
                         "A player token (HS256 JWT: `sub` the player, `exp`, `iat`, `aud` \
                          `leaguekit:<season name>`), as `Authorization: Bearer`; only on the \
-                         operations that list this scheme, for its own player and bracket. \
-                         401 `token_expired` once past its `exp`.",
+                         operations that list this scheme, for its own player and bracket \
+                         (on the two event streams also as `?access_token=`, for a browser's \
+                         EventSource). 401 `token_expired` once past its `exp`.",
                     ))
                     .build(),
             ),
@@ -535,5 +559,40 @@ mod tests {
             .map(|c| c.as_str().expect("a code").to_owned())
             .collect();
         assert_eq!(codes, documented_codes());
+    }
+
+    #[test]
+    fn the_event_streams_are_documented_with_their_events() {
+        let doc = serde_json::to_value(super::openapi()).expect("document as JSON");
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(
+            schemas["LogEvent"]["properties"]["data"]["contentSchema"]["$ref"],
+            "#/components/schemas/Event"
+        );
+        let types = schemas["EventType"]["enum"].as_array().expect("an enum");
+        assert_eq!(types.len(), crate::events::Kind::ALL.len());
+        for k in crate::events::Kind::ALL {
+            assert!(types.contains(&k.name().into()), "{}", k.name());
+        }
+        for path in [
+            "/v1/players/{player}/events",
+            "/v1/tiers/{tier}/brackets/{bracket}/events",
+        ] {
+            let get = &doc["paths"][path]["get"];
+            assert!(
+                get["responses"]["200"]["content"]["text/event-stream"].is_object(),
+                "{path}"
+            );
+            let schemes: Vec<String> = get["security"]
+                .as_array()
+                .expect("security")
+                .iter()
+                .flat_map(|s| s.as_object().into_iter().flat_map(|o| o.keys().cloned()))
+                .collect();
+            assert!(
+                schemes.contains(&"player".to_owned()),
+                "{path}: {schemes:?}"
+            );
+        }
     }
 }

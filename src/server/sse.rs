@@ -1,11 +1,13 @@
-//! Live standings as server-sent events.
+//! Live standings as server-sent events, and the hub of every live stream.
 //!
 //! Every process may write to a bracket (other `serve` processes, embedded game
 //! servers), so a live view cannot wait for local writes: one poller per watched
 //! bracket (shared by every viewer of it) reads the standings every `poll` interval
 //! and sends them when they changed. A submit through this process nudges the poller
 //! of its bracket so the change goes out at once. A poller stops when its last viewer
-//! leaves; every stream ends when the server shuts down.
+//! leaves; every stream ends when the server shuts down. The log events of the
+//! player and bracket streams are read by `live.rs`; the hub counts every stream
+//! against the server's limit.
 //!
 //! Owns: the live streams: one poller per watched bracket, nudges after local writes.
 //! Must not: write anything, or keep polling a bracket nobody watches.
@@ -25,7 +27,16 @@ use crate::league::League;
 use crate::store::Store;
 
 use super::error::ApiError;
+use super::live::Logs;
 use super::model::StandingsOut;
+
+/// A live stream as the answer: `text/event-stream`, with a keep-alive comment every
+/// 15 s.
+pub(super) fn answer(
+    stream: impl Stream<Item = Result<Event, Infallible>> + Send + 'static,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>> + Send + 'static> {
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
 
 /// What a bracket's viewers see: an event name and its JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,10 +68,12 @@ pub(super) struct Hub<S: Store> {
     shutdown: CancellationToken,
     streams: Arc<AtomicUsize>,
     max_streams: usize,
+    /// The log events' tickers.
+    pub(super) logs: Logs<S>,
 }
 
 /// Counts an open stream until dropped.
-struct Open(Arc<AtomicUsize>);
+pub(super) struct Open(Arc<AtomicUsize>);
 
 impl Drop for Open {
     fn drop(&mut self) {
@@ -76,6 +89,7 @@ impl<S: Store> Hub<S> {
         shutdown: CancellationToken,
     ) -> Self {
         Self {
+            logs: Logs::new(league.clone(), poll, shutdown.clone()),
             league,
             boards: Mutex::new(HashMap::new()),
             poll,
@@ -85,8 +99,10 @@ impl<S: Store> Hub<S> {
         }
     }
 
-    /// Tells the pollers of `tier`/`bracket` to read now (after a local write).
+    /// Tells the pollers of `tier`/`bracket` (standings and log events) to read now
+    /// (after a local write).
     pub(super) fn nudge(&self, tier: &str, bracket: u32) {
+        self.logs.nudge_bracket(tier, bracket);
         let boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
         for (w, board) in boards.iter() {
             if w.bracket == bracket
@@ -98,12 +114,9 @@ impl<S: Store> Hub<S> {
         }
     }
 
-    /// A stream of the standings of `w`: the current ones at once, then every change,
-    /// until the viewer leaves or the server shuts down.
-    pub(super) fn subscribe(
-        &self,
-        w: Watch,
-    ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>> + use<S>>, ApiError> {
+    /// A stream counted against the server's limit of live streams (503
+    /// `too_many_streams` over it) until the returned guard is dropped.
+    pub(super) fn admit(&self) -> Result<Open, ApiError> {
         if self.streams.fetch_add(1, Ordering::Relaxed) >= self.max_streams {
             self.streams.fetch_sub(1, Ordering::Relaxed);
             return Err(ApiError::new(
@@ -115,12 +128,21 @@ impl<S: Store> Hub<S> {
                 ),
             ));
         }
-        let open = Open(self.streams.clone());
+        Ok(Open(self.streams.clone()))
+    }
+
+    /// A stream of the standings of `w`: the current ones at once, then every change,
+    /// until the viewer leaves or the server shuts down. It holds `open`.
+    pub(super) fn standings(
+        &self,
+        w: Watch,
+        open: Open,
+    ) -> impl Stream<Item = Result<Event, Infallible>> + use<S> {
         let board = self.board(w);
         let mut rx = board.tx.subscribe();
         rx.mark_changed();
         let shutdown = self.shutdown.clone();
-        let stream = futures::stream::unfold(
+        futures::stream::unfold(
             (rx, board, shutdown, open),
             |(mut rx, board, shutdown, open)| async move {
                 loop {
@@ -139,8 +161,7 @@ impl<S: Store> Hub<S> {
                     }
                 }
             },
-        );
-        Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+        )
     }
 
     /// The board of `w`, with its poller started if it has none.

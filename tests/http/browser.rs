@@ -231,10 +231,10 @@ async fn the_dashboard_signs_in_shows_the_league_and_follows_it_live() {
     // Start the browser side first: a machine without it fails here, at once.
     let driver = Driver::start(work.path());
 
-    // A season whose first period ends in a few seconds; the service's own scheduler
-    // closes it.
+    // A season whose first period ends in a few seconds (the service's own scheduler
+    // closes it), with an event log (the live bracket's feed).
     let first_end = now() + chrono::Duration::seconds(6);
-    let config = serving::season("browser", first_end, "1s", "");
+    let config = serving::season("browser", first_end, "1s", "\n[events]\n");
     let mut start = Start::new(config.path());
     start.args = vec![];
     start.admin_tokens = Some(ADMIN_ENTRY);
@@ -403,6 +403,22 @@ async fn the_dashboard_signs_in_shows_the_league_and_follows_it_live() {
         "return document.getElementById('live').dataset.state === 'live';",
     )
     .await;
+    // The bracket's log events, from the same stream: its six placements, newest first.
+    let feed = until(
+        &c,
+        Duration::from_secs(5),
+        "the feed of the bracket's events",
+        "const f = [...document.querySelectorAll('#feed li')];
+         return f.length === 6 && f.every(li => li.dataset.type === 'player.placed')
+             ? f.map(li => li.textContent) : null;",
+    )
+    .await;
+    assert!(
+        feed[0]
+            .as_str()
+            .is_some_and(|t| t.contains("p06 joined the bracket")),
+        "{feed}"
+    );
 
     // A score through the API shows in the standings within a second, no reload.
     c.execute("window.__leaguekitMarker = 42; return true;", vec![])

@@ -466,6 +466,7 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         "PATCH /v1/players/{player}/profile",
         "GET /v1/players/{player}/profile",
         "GET /v1/players/{player}/rewards",
+        "GET /v1/players/{player}/events",
         "POST /v1/players/{player}/rewards:claim",
         "POST /v1/players/{player}/adjust",
         "POST /v1/players/{player}/token",
@@ -490,7 +491,14 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
     .map(str::to_owned)
     .collect();
     assert_eq!(paths, expected);
-    for name in ["SubmissionOut", "StandingsOut", "ErrorBody", "PeriodsOut"] {
+    for name in [
+        "SubmissionOut",
+        "StandingsOut",
+        "ErrorBody",
+        "PeriodsOut",
+        "Event",
+        "EventType",
+    ] {
         assert!(
             doc["components"]["schemas"][name].is_object(),
             "schema {name}"

@@ -10,6 +10,7 @@ mod serving;
 
 mod bans;
 mod browser;
+mod events;
 mod http;
 mod limits_adjust;
 mod parity;

@@ -274,6 +274,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/players/{player}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The player's events as server-sent events, following them across periods: their
+         *     placements, outcomes, overtakes and corrections (their brackets' logs), the closes
+         *     of their brackets and periods, and their rewards granted and claimed. Each is
+         *     `event: <type>`, `id: <cursor>`, `data: <Event>`, oldest first; lines starting
+         *     with `:` are keep-alives. To resume, send the last id back as `Last-Event-ID` (or
+         *     `?last_event_id=`): nothing after it is missed, nothing is sent twice. Without an
+         *     id the stream starts from the oldest event kept (`[events] keep`). An `event:
+         *     error` (no id) says the store failed a read; the stream goes on. A player token
+         *     reads its own player's stream only; a browser's `EventSource` may send its token as
+         *     `?access_token=`. Needs `[events]` in the season (else 404 `events_disabled`).
+         */
+        get: operations["player_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/players/{player}/join": {
         parameters: {
             query?: never;
@@ -506,6 +534,12 @@ export interface paths {
          *     server); an `error` event (`{"error"}`) while the store fails. Without `period` the
          *     stream follows the current period across boundaries. It ends when the server
          *     shuts down; reconnect then.
+         * @description With `[events]` in the season, the stream also carries the bracket's log events
+         *     (`event: <type>`, `id: <cursor>`, `data: <Event>`): from the oldest kept, or after
+         *     the id sent back as `Last-Event-ID` (or `?last_event_id=`); without `period`, those
+         *     of the running period and the one before (whose close comes after the boundary).
+         *     `standings` and `error` events have no id. A browser's `EventSource` may send its
+         *     token as `?access_token=`.
          */
         get: operations["events"];
         put?: never;
@@ -709,6 +743,11 @@ export interface components {
             /** @description The key in the way. */
             key: string;
         };
+        /**
+         * @description One server-sent event of a bracket's stream: a `standings` snapshot (no `id`), an
+         *     `error` (no `id`), or with `[events]` a log event of the bracket (with its `id`).
+         */
+        BracketStreamEvent: components["schemas"]["StandingsEvent"] | components["schemas"]["LogEvent"];
         /** @description Body of a claim (optional). */
         ClaimIn: {
             /** @description Makes the claim idempotent: a repeat returns the same grants. 1-128 bytes. */
@@ -777,7 +816,7 @@ export interface components {
          *     client should treat a code it does not know by its HTTP status.
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "invalid_player" | "invalid_request_id" | "score_out_of_range" | "invalid_time" | "before_season" | "outside_calendar" | "future_time" | "unknown_profile_field" | "profile_too_large" | "bad_bracket" | "bad_limit" | "ban_in_past" | "bad_request" | "unauthorized" | "forbidden" | "banned" | "not_found" | "unknown_tier" | "unknown_period" | "unknown_player" | "not_placed" | "expired" | "method_not_allowed" | "body_timeout" | "period_closed" | "period_open" | "not_joined" | "placed_later" | "not_started" | "still_closing" | "payload_too_large" | "too_many_items" | "internal" | "store_unreachable" | "unknown" | "store_unavailable" | "timeout" | "store_full" | "too_many_streams" | "shutting_down" | "unknown_cohort" | "clock_not_forward" | "no_staging_clock" | "unknown_bracket" | "bracket_not_closed" | "no_exclusions" | "not_in_bracket" | "excludes_everyone" | "limit_exceeded" | "rate_limited" | "token_expired" | "player_tokens_disabled" | "ttl_out_of_range";
+        ErrorCode: "invalid_json" | "invalid_player" | "invalid_request_id" | "score_out_of_range" | "invalid_time" | "before_season" | "outside_calendar" | "future_time" | "unknown_profile_field" | "profile_too_large" | "bad_bracket" | "bad_limit" | "ban_in_past" | "bad_request" | "unauthorized" | "forbidden" | "banned" | "not_found" | "unknown_tier" | "unknown_period" | "unknown_player" | "not_placed" | "expired" | "method_not_allowed" | "body_timeout" | "period_closed" | "period_open" | "not_joined" | "placed_later" | "not_started" | "still_closing" | "payload_too_large" | "too_many_items" | "internal" | "store_unreachable" | "unknown" | "store_unavailable" | "timeout" | "store_full" | "too_many_streams" | "shutting_down" | "unknown_cohort" | "clock_not_forward" | "no_staging_clock" | "unknown_bracket" | "bracket_not_closed" | "no_exclusions" | "not_in_bracket" | "excludes_everyone" | "limit_exceeded" | "rate_limited" | "token_expired" | "player_tokens_disabled" | "ttl_out_of_range" | "invalid_event_id" | "events_disabled";
         /** @description The `error` object. */
         ErrorDetail: {
             /**
@@ -798,6 +837,60 @@ export interface components {
              */
             retry_after_ms?: number | null;
         };
+        /**
+         * @description A stream's `event: error` (no `id`): the store failed to answer a read; the stream
+         *     goes on and reads again.
+         */
+        ErrorEvent: {
+            /** @description JSON: an `ErrorBody`. */
+            data: string;
+            event: components["schemas"]["ErrorEventName"];
+        };
+        /**
+         * @description The name of a stream's error event.
+         * @enum {string}
+         */
+        ErrorEventName: "error";
+        /**
+         * @description A league event: the same JSON in a webhook's body and a stream's `data:`. `data`
+         *     depends on `type` (docs/http.md, "Live events", lists each). Clients must accept
+         *     types and fields they do not know.
+         */
+        Event: {
+            /**
+             * Format: int64
+             * @description When, unix milliseconds by the league clock.
+             */
+            at: number;
+            /**
+             * Format: int32
+             * @description The bracket it is about, if one.
+             */
+            bracket?: number | null;
+            /** @description The type's own fields. */
+            data: Record<string, never>;
+            /** @description Unique in the league: the key to deduplicate by. */
+            id: string;
+            /**
+             * Format: int64
+             * @description The period it belongs to.
+             */
+            period: number;
+            /** @description The player it is about, if one. */
+            player?: string | null;
+            /** @description The season's name. */
+            season: string;
+            /** @description The tier it is about, if one. */
+            tier?: string | null;
+            /** @description The event's type (see `EventType`; others may come). */
+            type: components["schemas"]["EventType"];
+        };
+        /**
+         * @description An event's type. Clients must accept types this list does not have yet (treat
+         *     them as a plain `Event`), and fields they do not know.
+         * @enum {string}
+         */
+        EventType: "player.placed" | "player.overtaken" | "bracket.closed" | "player.promoted" | "player.demoted" | "player.stayed" | "reward.granted" | "reward.claimed" | "period.closed" | "score.adjusted" | "player.resettled";
         /** @description One line of a period's export (JSON lines). */
         ExportLine: {
             /** Format: int32 */
@@ -876,6 +969,18 @@ export interface components {
             /** Format: int64 */
             score: number;
             tier: string;
+        };
+        /**
+         * @description One server-sent event of the event log (as OpenAPI 3.2 reads a `text/event-stream`
+         *     schema: one object per event). `event` is the event's type, `id` the cursor to
+         *     resume after it (`Last-Event-ID`), `data` the `Event` as JSON.
+         */
+        LogEvent: {
+            /** @description JSON: an `Event`. */
+            data: string;
+            event: components["schemas"]["EventType"];
+            /** @description Opaque: send it back as `Last-Event-ID` to resume after this event. */
+            id: string;
         };
         /**
          * @description A player's move when a period closed.
@@ -1004,6 +1109,8 @@ export interface components {
             /** @description The tier they are placed in, or would join next. */
             tier: string;
         };
+        /** @description One server-sent event of a player's stream: a log event, or an error. */
+        PlayerStreamEvent: components["schemas"]["LogEvent"] | components["schemas"]["ErrorEvent"];
         /** @description A player's profile. */
         ProfileOut: {
             player: string;
@@ -2280,6 +2387,89 @@ export interface operations {
             };
         };
     };
+    player_events: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Resume after this event id (an `id:` this stream sent), for clients that cannot
+                 *     send the `Last-Event-ID` header; the header wins when both are sent.
+                 */
+                last_event_id?: string;
+                /**
+                 * @description The token, for clients that cannot send headers (a browser's `EventSource`);
+                 *     `Authorization: Bearer` is preferred: a URL may end up in proxies' logs.
+                 */
+                access_token?: string;
+            };
+            header?: {
+                /** @description Resume after this id (one this stream sent) */
+                "Last-Event-ID"?: string | null;
+            };
+            path: {
+                /** @description Player id (1-64 bytes of UTF-8) */
+                player: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events: the player's log events (`event: <type>`, `id`, `data`: an Event), and `event: error` (no id, `data`: an ErrorBody) while the store fails */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["PlayerStreamEvent"];
+                };
+            };
+            /** @description invalid_player; invalid_event_id: a Last-Event-ID (or last_event_id) this stream did not send: send back an id it sent, or none */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a player token for another player, or another bracket or period than its own */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description events_disabled: the season has no [events] section */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description too_many_streams */
+            503: {
+                headers: {
+                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     join: {
         parameters: {
             query?: never;
@@ -3241,8 +3431,22 @@ export interface operations {
                 limit?: number;
                 /** @description The cohort whose brackets to follow (see the standings' `cohort`). */
                 cohort?: string;
+                /**
+                 * @description With `[events]`: resume the log events after this event id (an `id:` this
+                 *     stream sent), for clients that cannot send the `Last-Event-ID` header; the
+                 *     header wins when both are sent.
+                 */
+                last_event_id?: string;
+                /**
+                 * @description The token, for clients that cannot send headers (a browser's `EventSource`);
+                 *     `Authorization: Bearer` is preferred: a URL may end up in proxies' logs.
+                 */
+                access_token?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Resume the log events after this id (one this stream sent) */
+                "Last-Event-ID"?: string | null;
+            };
             path: {
                 /** @description Tier name */
                 tier: string;
@@ -3253,15 +3457,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-sent events: `event: standings` whose `data` is a StandingsOut, `event: error` whose `data` is an ErrorBody */
+            /** @description Server-sent events: `event: standings` whose `data` is a StandingsOut, `event: error` whose `data` is an ErrorBody, and with `[events]` the bracket's log events (`event: <type>`, `id`, `data`: an Event) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["StandingsEvent"];
+                    "text/event-stream": components["schemas"]["BracketStreamEvent"];
                 };
             };
+            /** @description bad_bracket, bad_limit, unknown_cohort, invalid_event_id (send back an id this stream sent) */
             400: {
                 headers: {
                     [name: string]: unknown;

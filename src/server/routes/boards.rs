@@ -8,19 +8,22 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Extension, State};
+use axum::http::HeaderMap;
 use axum::response::IntoResponse;
+use futures::future::Either;
 
 use crate::error::InputError;
 use crate::ranking::MAX_PAGE;
 use crate::season::{board_group, split_group};
 use crate::server::App;
 use crate::server::error::{ApiError, ErrorBody};
+use crate::server::live;
 use crate::server::model::{
     CountsOut, CountsQuery, LiveQuery, P, PageQuery, Q, RewardRuleOut, SeasonOut, StandingsOut,
     TierOut, TopOut, TopQuery,
 };
 use crate::server::routes::own::OwnPeriod;
-use crate::server::sse::Watch;
+use crate::server::sse::{self, Watch};
 use crate::store::Store;
 
 /// The boards a read of `tier` names: the tier's own, or with `cohort` the cohort's
@@ -113,6 +116,13 @@ pub(crate) async fn standings<S: Store>(
 /// server); an `error` event (`{"error"}`) while the store fails. Without `period` the
 /// stream follows the current period across boundaries. It ends when the server
 /// shuts down; reconnect then.
+///
+/// With `[events]` in the season, the stream also carries the bracket's log events
+/// (`event: <type>`, `id: <cursor>`, `data: <Event>`): from the oldest kept, or after
+/// the id sent back as `Last-Event-ID` (or `?last_event_id=`); without `period`, those
+/// of the running period and the one before (whose close comes after the boundary).
+/// `standings` and `error` events have no id. A browser's `EventSource` may send its
+/// token as `?access_token=`.
 #[utoipa::path(
     get,
     path = "/v1/tiers/{tier}/brackets/{bracket}/events",
@@ -120,11 +130,13 @@ pub(crate) async fn standings<S: Store>(
     params(
         ("tier" = String, Path, description = "Tier name"),
         ("bracket" = u32, Path, minimum = 1, description = "Bracket number, from 1"),
+        ("Last-Event-ID" = Option<String>, Header, description = "Resume the log events after this id (one this stream sent)"),
         LiveQuery,
     ),
     responses(
-        (status = 200, description = "Server-sent events: `event: standings` whose `data` is a StandingsOut, `event: error` whose `data` is an ErrorBody", content_type = "text/event-stream", body = crate::server::openapi::StandingsEvent),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 200, description = "Server-sent events: `event: standings` whose `data` is a StandingsOut, `event: error` whose `data` is an ErrorBody, and with `[events]` the bracket's log events (`event: <type>`, `id`, `data`: an Event)", content_type = "text/event-stream", body = crate::server::model::BracketStreamEvent),
+        (status = 400, description = "bad_bracket, bad_limit, unknown_cohort, invalid_event_id (send back an id this stream sent)", body = ErrorBody),
+        (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 503, description = "too_many_streams", body = ErrorBody),
     ),
@@ -134,6 +146,7 @@ pub(crate) async fn events<S: Store>(
     State(app): State<Arc<App<S>>>,
     P((tier, bracket)): P<(String, u32)>,
     Q(q): Q<LiveQuery>,
+    headers: HeaderMap,
     own: Option<Extension<OwnPeriod>>,
 ) -> Result<impl IntoResponse, ApiError> {
     // A player token's stream follows the running period only (see routes/own.rs).
@@ -155,12 +168,25 @@ pub(crate) async fn events<S: Store>(
     if let Some(p) = period {
         app.league.period(p).map_err(crate::Error::from)?;
     }
-    app.hub.subscribe(Watch {
-        tier,
-        bracket,
-        period,
-        limit,
-    })
+    let last = live::resume_from(&headers, q.last_event_id.as_deref())?;
+    let follower = live::Follower::bracket(tier.clone(), bracket, period, last.as_deref())?;
+    let open = app.hub.admit()?;
+    let standings = app.hub.standings(
+        Watch {
+            tier,
+            bracket,
+            period,
+            limit,
+        },
+        open,
+    );
+    let stream = if app.hub.logs.enabled() {
+        let logs = app.hub.logs.follow(follower, None);
+        Either::Left(futures::stream::select(standings, logs))
+    } else {
+        Either::Right(standings)
+    };
+    Ok(sse::answer(stream))
 }
 
 /// Players and brackets per tier in a period (every tier listed), with a breakdown per

@@ -8,6 +8,7 @@ pub(super) mod audit;
 pub(super) mod bans;
 pub(super) mod boards;
 pub(super) mod clock;
+pub(super) mod events;
 pub(super) mod own;
 pub(super) mod periods;
 pub(super) mod players;
@@ -40,6 +41,10 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
                 .patch(players::patch_profile::<S>),
         )
         .route("/v1/players/{player}/rewards", get(players::rewards::<S>))
+        .route(
+            "/v1/players/{player}/events",
+            get(events::player_events::<S>),
+        )
         .route("/v1/players/{player}/token", post(tokens::mint::<S>))
         .route("/v1/players/{player}/adjust", post(adjust::adjust::<S>))
         .route(

@@ -52,6 +52,7 @@ pub(crate) async fn join<S: Store>(
         options = options.cohort(cohort);
     }
     let placement = app.league.join_with(&player, options).await?;
+    app.hub.logs.nudge_player(&player);
     Ok(Json(placement.into()))
 }
 
@@ -249,6 +250,7 @@ pub(crate) async fn claim<S: Store>(
         .league
         .claim(&player, body.request_id.as_deref())
         .await?;
+    app.hub.logs.nudge_player(&player);
     Ok(Json(ClaimOut {
         player,
         granted: granted.into_iter().map(Into::into).collect(),

@@ -74,6 +74,7 @@ pub(crate) async fn submit<S: Store>(
     if s.applied {
         app.hub
             .nudge(&board_group(&s.tier, s.cohort.as_deref()), s.bracket);
+        app.hub.logs.nudge_player(&player);
     }
     Ok(Json(s.into()))
 }

@@ -259,7 +259,7 @@ seen: nothing changed, the answer is the first one's).
 """
 
 
-ErrorCode: TypeAlias = Literal['invalid_json', 'invalid_player', 'invalid_request_id', 'score_out_of_range', 'invalid_time', 'before_season', 'outside_calendar', 'future_time', 'unknown_profile_field', 'profile_too_large', 'bad_bracket', 'bad_limit', 'ban_in_past', 'bad_request', 'unauthorized', 'forbidden', 'banned', 'not_found', 'unknown_tier', 'unknown_period', 'unknown_player', 'not_placed', 'expired', 'method_not_allowed', 'body_timeout', 'period_closed', 'period_open', 'not_joined', 'placed_later', 'not_started', 'still_closing', 'payload_too_large', 'too_many_items', 'internal', 'store_unreachable', 'unknown', 'store_unavailable', 'timeout', 'store_full', 'too_many_streams', 'shutting_down', 'unknown_cohort', 'clock_not_forward', 'no_staging_clock', 'unknown_bracket', 'bracket_not_closed', 'no_exclusions', 'not_in_bracket', 'excludes_everyone', 'limit_exceeded', 'rate_limited', 'token_expired', 'player_tokens_disabled', 'ttl_out_of_range']
+ErrorCode: TypeAlias = Literal['invalid_json', 'invalid_player', 'invalid_request_id', 'score_out_of_range', 'invalid_time', 'before_season', 'outside_calendar', 'future_time', 'unknown_profile_field', 'profile_too_large', 'bad_bracket', 'bad_limit', 'ban_in_past', 'bad_request', 'unauthorized', 'forbidden', 'banned', 'not_found', 'unknown_tier', 'unknown_period', 'unknown_player', 'not_placed', 'expired', 'method_not_allowed', 'body_timeout', 'period_closed', 'period_open', 'not_joined', 'placed_later', 'not_started', 'still_closing', 'payload_too_large', 'too_many_items', 'internal', 'store_unreachable', 'unknown', 'store_unavailable', 'timeout', 'store_full', 'too_many_streams', 'shutting_down', 'unknown_cohort', 'clock_not_forward', 'no_staging_clock', 'unknown_bracket', 'bracket_not_closed', 'no_exclusions', 'not_in_bracket', 'excludes_everyone', 'limit_exceeded', 'rate_limited', 'token_expired', 'player_tokens_disabled', 'ttl_out_of_range', 'invalid_event_id', 'events_disabled']
 """
 Every error code the service answers (docs/http.md says when each is given). A
 client should treat a code it does not know by its HTTP status.
@@ -290,6 +290,19 @@ class ErrorDetail(TypedDict):
     For `not_started`, `still_closing` and `store_unreachable`: how long to wait,
     in milliseconds.
     """
+
+
+ErrorEventName: TypeAlias = Literal['error']
+"""
+The name of a stream's error event.
+"""
+
+
+EventType: TypeAlias = Literal['player.placed', 'player.overtaken', 'bracket.closed', 'player.promoted', 'player.demoted', 'player.stayed', 'reward.granted', 'reward.claimed', 'period.closed', 'score.adjusted', 'player.resettled']
+"""
+An event's type. Clients must accept types this list does not have yet (treat
+them as a plain `Event`), and fields they do not know.
+"""
 
 
 FailedStatus: TypeAlias = Literal['refused', 'unknown']
@@ -325,6 +338,24 @@ JoinPolicy: TypeAlias = Literal['on_first_score', 'explicit']
 """
 The season's `brackets.join`: what places a player in a bracket.
 """
+
+
+class LogEvent(TypedDict):
+    """
+    One server-sent event of the event log (as OpenAPI 3.2 reads a `text/event-stream`
+    schema: one object per event). `event` is the event's type, `id` the cursor to
+    resume after it (`Last-Event-ID`), `data` the `Event` as JSON.
+    """
+
+    data: str
+    """
+    JSON: an `Event`.
+    """
+    event: EventType
+    id: str
+    """
+    Opaque: send it back as `Last-Event-ID` to resume after this event.
+    """
 
 
 Outcome: TypeAlias = Literal['promoted', 'stayed', 'demoted']
@@ -679,6 +710,64 @@ class ErrorBody(TypedDict):
     """
 
 
+class ErrorEvent(TypedDict):
+    """
+    A stream's `event: error` (no `id`): the store failed to answer a read; the stream
+    goes on and reads again.
+    """
+
+    data: str
+    """
+    JSON: an `ErrorBody`.
+    """
+    event: ErrorEventName
+
+
+class Event(TypedDict):
+    """
+    A league event: the same JSON in a webhook's body and a stream's `data:`. `data`
+    depends on `type` (docs/http.md, "Live events", lists each). Clients must accept
+    types and fields they do not know.
+    """
+
+    at: int
+    """
+    When, unix milliseconds by the league clock.
+    """
+    bracket: NotRequired[int | None]
+    """
+    The bracket it is about, if one.
+    """
+    data: dict[str, Any]
+    """
+    The type's own fields.
+    """
+    id: str
+    """
+    Unique in the league: the key to deduplicate by.
+    """
+    period: int
+    """
+    The period it belongs to.
+    """
+    player: NotRequired[str | None]
+    """
+    The player it is about, if one.
+    """
+    season: str
+    """
+    The season's name.
+    """
+    tier: NotRequired[str | None]
+    """
+    The tier it is about, if one.
+    """
+    type: EventType
+    """
+    The event's type (see `EventType`; others may come).
+    """
+
+
 class ExportLine(TypedDict):
     """
     One line of a period's export (JSON lines).
@@ -878,6 +967,12 @@ class PlayerOut(TypedDict):
     """
 
 
+PlayerStreamEvent: TypeAlias = LogEvent | ErrorEvent
+"""
+One server-sent event of a player's stream: a log event, or an error.
+"""
+
+
 class ResettleOut(TypedDict):
     """
     What a re-settlement did (the same as `leaguekit resettle` prints).
@@ -1019,6 +1114,13 @@ class BatchItemDone(TypedDict):
 BatchItemOut: TypeAlias = BatchItemDone | BatchItemFailed
 """
 One result of a batch, in the position of its item, by `status`.
+"""
+
+
+BracketStreamEvent: TypeAlias = StandingsEvent | LogEvent
+"""
+One server-sent event of a bracket's stream: a `standings` snapshot (no `id`), an
+`error` (no `id`), or with `[events]` a log event of the bracket (with its `id`).
 """
 
 
