@@ -151,3 +151,99 @@ impl DeliveryStore for MemoryStore {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use chrono::{DateTime, Utc};
+
+    use super::*;
+    use crate::ManualClock;
+    use crate::store::keys::Keys;
+
+    #[tokio::test]
+    async fn leases_expire_and_cursors_move_forward_for_their_holder_only() {
+        let clock = ManualClock::new(DateTime::<Utc>::from_timestamp(1_767_225_600, 0).unwrap());
+        let store = MemoryStore::with_clock(Arc::new(clock.clone()));
+        let (lease, cursors) = ("l", "c");
+        assert!(store.take_lease(lease, "a", 1000).await.unwrap());
+        assert!(!store.take_lease(lease, "b", 1000).await.unwrap());
+        assert!(store.take_lease(lease, "a", 1000).await.unwrap());
+        let at = |ms| Pos { ms, seq: 0 };
+        assert!(
+            !store
+                .advance_cursor(lease, "b", cursors, "t", at(5), 10_000)
+                .await
+                .unwrap()
+        );
+        assert!(
+            store
+                .advance_cursor(lease, "a", cursors, "t", at(5), 10_000)
+                .await
+                .unwrap()
+        );
+        // Never back.
+        assert!(
+            store
+                .advance_cursor(lease, "a", cursors, "t", at(3), 10_000)
+                .await
+                .unwrap()
+        );
+        let heads = store
+            .log_heads(&[("log", cursors)], &["t".into(), "u".into()])
+            .await;
+        assert_eq!(
+            heads[0].as_ref().unwrap(),
+            &LogHead {
+                last: Pos::START,
+                cursors: vec![at(5), Pos::START]
+            }
+        );
+        // A lease not renewed expires; another takes it and the old holder is refused.
+        clock.advance(chrono::Duration::milliseconds(1001));
+        assert!(store.take_lease(lease, "b", 1000).await.unwrap());
+        assert!(
+            !store
+                .advance_cursor(lease, "a", cursors, "t", at(9), 10_000)
+                .await
+                .unwrap()
+        );
+        store.drop_lease(lease, "a").await.unwrap();
+        assert!(!store.take_lease(lease, "a", 1000).await.unwrap());
+        store.drop_lease(lease, "b").await.unwrap();
+        assert!(store.take_lease(lease, "a", 1000).await.unwrap());
+
+        // Dead letters: replaced by key, removed only as read.
+        let season = Keys::new("lk", "s").season();
+        let letter = DeadLetter {
+            id: "p1@1-0".into(),
+            url: "http://x/".into(),
+            event: "{}".into(),
+            attempts: 8,
+            error: "HTTP 500".into(),
+            at_ms: 1,
+            replay: false,
+        };
+        store.put_dead(&season, &letter).await.unwrap();
+        let marked = DeadLetter {
+            replay: true,
+            ..letter.clone()
+        };
+        store.put_dead(&season, &marked).await.unwrap();
+        assert_eq!(
+            store.dead_letters(&season, 10).await.unwrap(),
+            std::slice::from_ref(&marked)
+        );
+        store
+            .remove_dead(&season, &letter.key(), &letter.to_json())
+            .await
+            .unwrap();
+        assert_eq!(store.dead_letters(&season, 10).await.unwrap().len(), 1);
+        store
+            .remove_dead(&season, &marked.key(), &marked.to_json())
+            .await
+            .unwrap();
+        assert!(store.dead_letters(&season, 10).await.unwrap().is_empty());
+    }
+}
