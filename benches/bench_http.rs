@@ -20,6 +20,14 @@
 //! bare axum handler on the same clients gives the HTTP floor of the machine. The
 //! clients run on the same cores as the server, so on a small machine their CPU is
 //! part of the HTTP figures.
+//!
+//! Last, the webhook delivery rate: WEBHOOK_EVENTS (2000) players join a league with
+//! an event log (`player.placed` each, in brackets of 100: 20 logs), then the
+//! deliverer `leaguekit serve` runs (`leaguekit::server::webhooks::start`) POSTs them,
+//! signed, to a receiver on a loopback port of this process that answers 200 at once;
+//! printed: events/s from its start to the last event received (its first scans of
+//! the periods' and the 16,384 player buckets' logs included). `cargo bench --bench
+//! bench_http -- REDIS_URL webhooks` measures only this.
 
 #[allow(dead_code)] // each benchmark uses part of it
 mod common;
@@ -283,8 +291,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = args
         .next()
         .or_else(|| std::env::var("LEAGUEKIT_REDIS").ok())
-        .ok_or("usage: bench_http REDIS_URL [REQUESTS] [CLIENTS]")?;
-    let total: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(20_000);
+        .ok_or("usage: bench_http REDIS_URL [REQUESTS [CLIENTS] | webhooks]")?;
+    let first = args.next();
+    if first.as_deref() == Some("webhooks") {
+        return webhook_rate(&url).await;
+    }
+    let total: usize = first.and_then(|s| s.parse().ok()).unwrap_or(20_000);
     let clients: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(50);
     if clients == 0 || total < clients {
         return Err("REQUESTS must be at least CLIENTS, and CLIENTS at least 1".into());
@@ -397,5 +409,72 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     shutdown.cancel();
     server.await??;
     floor_server.await??;
+    webhook_rate(&url).await
+}
+
+/// Events the webhook delivery rate is measured on.
+const WEBHOOK_EVENTS: usize = 2000;
+
+/// The webhook delivery rate to a local receiver that answers 200 at once.
+async fn webhook_rate(url: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let tag = Utc::now().timestamp_millis();
+    let text = std::fs::read_to_string("config/season.toml")?.replacen(
+        "key_prefix = \"lk\"",
+        &format!("key_prefix = \"bw{tag}\""),
+        1,
+    ) + "\n[events]\nkeep = \"1d\"\n";
+    let season = Season::from_toml(&text, "config/season.toml")?;
+    let league = Arc::new(League::new(
+        season,
+        RedisStore::connect(url, RedisOptions::default()).await?,
+    ));
+    for i in 0..WEBHOOK_EVENTS {
+        league.join(&player(i), None).await?;
+    }
+    let received = Arc::new(AtomicUsize::new(0));
+    let count = received.clone();
+    let receiver = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            count.fetch_add(1, Ordering::Relaxed);
+            async { "" }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let hook = format!("http://{}/hook", listener.local_addr()?);
+    let shutdown = CancellationToken::new();
+    let stop = shutdown.clone();
+    let receiving = tokio::spawn(async move {
+        axum::serve(listener, receiver)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+    });
+    let config = leaguekit::server::webhooks::WebhookConfig::from_lookup(|k| match k {
+        "LEAGUEKIT_WEBHOOK_URLS" => Some(hook.clone()),
+        "LEAGUEKIT_WEBHOOK_SECRET" => Some("bench-webhook-secret-0123456789abcdef".to_owned()),
+        _ => None,
+    })?
+    .ok_or("no webhook configuration")?;
+    let start = Instant::now();
+    let deliverer = leaguekit::server::webhooks::start(league, config, shutdown.clone())?;
+    while received.load(Ordering::Relaxed) < WEBHOOK_EVENTS {
+        if start.elapsed() > Duration::from_secs(300) {
+            return Err("the webhooks were not delivered in 5 minutes".into());
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let wall = start.elapsed();
+    shutdown.cancel();
+    deliverer.await?;
+    receiving.await??;
+    println!(
+        "webhook delivery: {WEBHOOK_EVENTS} events from {} bracket logs, signed, to a local \
+         receiver answering 200 at once: {:.0} events/s ({} in all, one process, {url})",
+        WEBHOOK_EVENTS.div_ceil(100),
+        WEBHOOK_EVENTS as f64 / wall.as_secs_f64(),
+        ms(wall)
+    );
     Ok(())
 }

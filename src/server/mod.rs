@@ -39,6 +39,7 @@ pub mod player_tokens;
 mod prometheus;
 mod routes;
 mod sse;
+pub mod webhooks;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -316,6 +317,9 @@ pub enum ServeError {
     /// The player token secret is too short.
     #[error("{0}")]
     PlayerSecret(#[from] SecretError),
+    /// The webhooks' configuration is refused.
+    #[error("{0}")]
+    Webhooks(#[from] webhooks::WebhookConfigError),
     /// The address could not be bound.
     #[error(
         "cannot listen on {addr}: {source}; choose another address with --listen or [server] listen"
@@ -339,7 +343,10 @@ impl ServeError {
     /// The command line's exit code: 2 for bad configuration, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
-            ServeError::NoTokens | ServeError::Token(_) | ServeError::PlayerSecret(_) => 2,
+            ServeError::NoTokens
+            | ServeError::Token(_)
+            | ServeError::PlayerSecret(_)
+            | ServeError::Webhooks(_) => 2,
             _ => 1,
         }
     }
@@ -353,7 +360,9 @@ impl ServeError {
 /// The `[server]` section of the season file sets the listen address, tokens, body
 /// limit and request timeout; `LEAGUEKIT_SERVER_TOKENS` / `LEAGUEKIT_VIEWER_TOKENS`
 /// replace its tokens and `args.listen` its address. `LEAGUEKIT_PLAYER_TOKEN_SECRET`
-/// (at least 32 bytes) turns player tokens on.
+/// (at least 32 bytes) turns player tokens on. `LEAGUEKIT_WEBHOOK_URLS` and
+/// `LEAGUEKIT_WEBHOOK_SECRET` turn webhook delivery on ([`webhooks`]); it stops with
+/// the server.
 pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), ServeError> {
     // First, so the scheduler's catch-up at start is counted too.
     prometheus::install();
@@ -363,6 +372,10 @@ pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), Ser
         return Err(ServeError::NoTokens);
     }
     let mut options = ServerOptions::new(tokens).player_secret(PlayerSecret::from_env()?);
+    let hooks = webhooks::WebhookConfig::from_env()?;
+    if hooks.is_some() && league.context().log_spec().is_none() {
+        return Err(webhooks::WebhookConfigError::NoEventLog(league.season().name.clone()).into());
+    }
     if let Some(limit) = config.body_limit {
         options = options.body_limit(limit);
     }
@@ -409,6 +422,17 @@ pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), Ser
     };
     let shutdown = CancellationToken::new();
     let router = router(league.clone(), &options, shutdown.clone());
+    let deliverer = match hooks {
+        Some(config) => {
+            eprintln!(
+                "leaguekit: delivering webhooks to {} URL(s): {}",
+                config.urls.len(),
+                config.urls.join(", ")
+            );
+            Some(webhooks::start(league.clone(), config, shutdown.clone())?)
+        }
+        None => None,
+    };
     eprintln!(
         "leaguekit: serving season {:?} on http://{local} ({}); SIGTERM or Ctrl-C stops it",
         league.season().name,
@@ -424,7 +448,12 @@ pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), Ser
         eprintln!("leaguekit: stopping: finishing requests in flight");
         signal.cancel();
     });
-    let served = serve_with(listener, router, shutdown, &options).await;
+    let served = serve_with(listener, router, shutdown.clone(), &options).await;
+    // The deliverer finishes its POSTs in flight and records them.
+    shutdown.cancel();
+    if let Some(d) = deliverer {
+        let _ = d.await;
+    }
     if let Some(s) = scheduler {
         s.shutdown().await?;
     }

@@ -38,6 +38,7 @@ use super::routes::resettle::{
 use super::routes::tokens::{TokenIn, TokenOut};
 use super::routes::{
     adjust, audit, bans, boards, clock, events, periods, players, resettle, scores, system, tokens,
+    webhooks,
 };
 
 #[derive(OpenApi)]
@@ -104,6 +105,8 @@ use super::routes::{
         super::prometheus::render,
         system::healthz,
         adjust::adjust,
+        webhooks::dead,
+        webhooks::replay,
     ),
     components(schemas(
         ErrorBody, ErrorDetail, ErrorCode, JoinIn, SubmitIn, BatchItemIn, ClaimIn, PlacementOut,
@@ -115,7 +118,8 @@ use super::routes::{
         audit::AuditOut, audit::AuditEntryOut, ClockIn, ClockOut, BanIn, UnbanIn, BanOut,
         UnbanOut, BansOut, ResettleIn, ResettleOut, PlayerCorrectionOut, OutcomeSummaryOut,
         TierCreditOut, adjust::AdjustIn, adjust::AdjustOut, TokenIn, TokenOut, Event, EventType,
-        LogEvent, ErrorEvent, ErrorEventName, PlayerStreamEvent, BracketStreamEvent
+        LogEvent, ErrorEvent, ErrorEventName, PlayerStreamEvent, BracketStreamEvent,
+        webhooks::DeadLetterOut, webhooks::DeadLettersOut, webhooks::ReplayIn, webhooks::ReplayOut
     )),
     modifiers(&Bearer, &Answers, &ContentSchemas),
     tags(
@@ -125,8 +129,8 @@ use super::routes::{
         (name = "periods", description = "The league's time, rollover reports and exports"),
         (name = "system", description = "Health and metrics"),
         (name = "operators", description = "The operator's tools (admin tokens only): bans, \
-                                             adjustments, re-settlements, the staging clock and \
-                                             the audit log"),
+                                             adjustments, re-settlements, the staging clock, \
+                                             webhook dead letters and the audit log"),
     )
 )]
 struct ApiDoc;

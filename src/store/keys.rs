@@ -6,9 +6,9 @@
 //!
 //! | group | tag | keys |
 //! |---|---|---|
-//! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed), `stuck` (hash: brackets that cannot close), `audit` (zset: operator actions), `bans` (hash: player → ban record, an index for listing) |
+//! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed), `stuck` (hash: brackets that cannot close), `audit` (zset: operator actions), `bans` (hash: player → ban record, an index for listing), `hookdead` (hash: webhook dead letters) and its `hookdead:lease` |
 //! | period | `{season/pN}` | `joins` (hash tier → players joined; with late seats also `tier:n` and `tier:late`), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` (with `ban:<player>` markers), `events` (stream, with `[events]`) |
-//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash, with `ban:<player>` markers), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `proftext` (string: the cached profiles as one string for page builds, short-lived), `rq:<player>:<id>` (idempotency), `events` (stream: the event log, with `[events]`) |
+//! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash, with `ban:<player>` markers), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `proftext` (string: the cached profiles as one string for page builds, short-lived), `rq:<player>:<id>` (idempotency), `events` (stream: the event log, with `[events]`), `events:hook` (hash: webhook cursors) and `events:hooklease:<target>` |
 //! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash), `ban` (hash: player → ban record), `events` (stream: the bucket's players' reward events, with `[events]`) |
 //!
 //! **Buckets** (key layout [`LAYOUT`]). A player's small records live many players to
@@ -376,6 +376,29 @@ impl PlayerKeys {
     pub fn id(&self) -> String {
         format!("{}:u:{}", self.base, escape(&self.player))
     }
+}
+
+/// Hash: the webhook cursors of event log `log` (target → position of the last event
+/// it is done with), in the log's slot ([`crate::store::DeliveryStore`]).
+pub fn hook_cursors(log: &str) -> String {
+    [log, ":hook"].concat()
+}
+
+/// String: the lease of webhook delivery of event log `log` to the target named
+/// `target` (its holder's id, with a time to live), in the log's slot.
+pub fn hook_lease(log: &str, target: &str) -> String {
+    [log, ":hooklease:", target].concat()
+}
+
+/// Hash: the season's webhook dead letters (letter key → letter JSON), in the season's
+/// slot.
+pub fn hook_dead(season: &SeasonKeys) -> String {
+    [season.base.as_str(), ":hookdead"].concat()
+}
+
+/// String: the lease of replaying the season's dead letters, in the season's slot.
+pub fn hook_dead_lease(season: &SeasonKeys) -> String {
+    [season.base.as_str(), ":hookdead:lease"].concat()
 }
 
 /// The Redis Cluster hash tag of a key: the part between the first `{` and the next `}`.

@@ -11,7 +11,8 @@
 //! - [`BanStore`]: bans' records and markers;
 //! - [`CorrectionStore`]: re-settlements of closed brackets;
 //! - [`AdjustStore`]: operators' exact changes of a score;
-//! - [`EventStore`]: reading the event logs that the writes above append to.
+//! - [`EventStore`]: reading the event logs that the writes above append to;
+//! - [`DeliveryStore`]: webhook delivery's leases, cursors and dead letters.
 //!
 //! [`Store`] is their sum, which [`crate::League`] runs on. Each method is one atomic
 //! step on one hash slot (see [`keys`]), so the Redis implementation ([`redis`]) is one
@@ -29,6 +30,7 @@ mod bans;
 mod blocked;
 mod clock;
 mod correction;
+mod delivery;
 mod events;
 pub mod keys;
 pub mod memory;
@@ -49,6 +51,7 @@ pub use bans::{BanStore, BracketBan, PeriodBan, ban_field};
 pub use blocked::*;
 pub use clock::ClockStore;
 pub use correction::*;
+pub use delivery::{DeadLetter, DeliveryStore, LogHead, url_tag};
 pub use events::{Appends, EventStore, LogEntry, LogRead, LogSpec, Pos};
 pub use profile::ProfileChange;
 pub use time::*;
@@ -621,6 +624,7 @@ pub trait Store:
     + CorrectionStore
     + AdjustStore
     + EventStore
+    + DeliveryStore
 {
 }
 
@@ -634,5 +638,6 @@ impl<T> Store for T where
         + CorrectionStore
         + AdjustStore
         + EventStore
+        + DeliveryStore
 {
 }

@@ -484,6 +484,8 @@ async fn every_endpoint_answers_the_command_lines_shapes() {
         "GET /v1/bans",
         "GET /v1/audit",
         "POST /v1/periods/{period}/tiers/{tier}/brackets/{bracket}/resettle",
+        "GET /v1/webhooks/dead",
+        "POST /v1/webhooks/dead:replay",
         "GET /metrics",
         "GET /healthz",
     ]

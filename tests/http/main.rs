@@ -17,3 +17,4 @@ mod parity;
 mod player_tokens;
 mod resettle;
 mod staging;
+mod webhooks;

@@ -99,6 +99,8 @@ pub struct Start<'a> {
     pub player_secret: Option<&'a str>,
     pub args: Vec<&'a str>,
     pub log: &'a str,
+    /// More environment variables (`LEAGUEKIT_WEBHOOK_*`, say).
+    pub env: Vec<(&'a str, String)>,
 }
 
 impl<'a> Start<'a> {
@@ -112,6 +114,7 @@ impl<'a> Start<'a> {
             player_secret: None,
             args: vec!["--no-scheduler"],
             log: "warn",
+            env: Vec::new(),
         }
     }
 
@@ -129,6 +132,12 @@ impl<'a> Start<'a> {
             .env_remove("LEAGUEKIT_PLAYER_TOKEN_SECRET")
             .env_remove("LEAGUEKIT_CONFIG")
             .env_remove("LEAGUEKIT_REDIS")
+            .env_remove("LEAGUEKIT_WEBHOOK_URLS")
+            .env_remove("LEAGUEKIT_WEBHOOK_SECRET")
+            .env_remove("LEAGUEKIT_WEBHOOK_EVENTS")
+            .env_remove("LEAGUEKIT_WEBHOOK_ATTEMPTS")
+            .env_remove("LEAGUEKIT_WEBHOOK_BACKOFF_MS")
+            .env_remove("LEAGUEKIT_WEBHOOK_TIMEOUT_MS")
             .env("LEAGUEKIT_LOG", self.log)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -144,6 +153,9 @@ impl<'a> Start<'a> {
         }
         if let Some(s) = self.player_secret {
             c.env("LEAGUEKIT_PLAYER_TOKEN_SECRET", s);
+        }
+        for (k, v) in &self.env {
+            c.env(k, v);
         }
         c
     }

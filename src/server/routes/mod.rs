@@ -16,6 +16,7 @@ pub(super) mod resettle;
 pub(super) mod scores;
 pub(super) mod system;
 pub(super) mod tokens;
+pub(super) mod webhooks;
 
 use std::sync::Arc;
 
@@ -76,6 +77,8 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
             "/v1/periods/{period}/tiers/{tier}/brackets/{bracket}/resettle",
             post(resettle::resettle::<S>),
         )
+        .route("/v1/webhooks/dead", get(webhooks::dead::<S>))
+        .route("/v1/webhooks/dead:replay", post(webhooks::replay::<S>))
         .route("/openapi.json", get(super::openapi::json))
         .route("/metrics", get(super::prometheus::render::<S>))
         .route("/healthz", get(system::healthz::<S>))

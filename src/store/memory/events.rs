@@ -56,6 +56,14 @@ impl MemoryStore {
         }
         entry.expire_at = now.saturating_add(appends.spec.keep_secs as i64 * 1000);
     }
+
+    /// The position of log `log`'s last event ([`Pos::START`] if it is empty or gone).
+    pub(super) fn log_last(&self, data: &Data, log: &str, now: i64) -> Pos {
+        match data.logs.get(log) {
+            Some(l) if l.expire_at > now => l.entries.back().map_or(Pos::START, |e| e.pos),
+            _ => Pos::START,
+        }
+    }
 }
 
 impl EventStore for MemoryStore {

@@ -21,6 +21,7 @@ mod audit;
 mod bans;
 mod clock;
 mod correction;
+mod delivery;
 mod events;
 mod league;
 mod ranking;
@@ -66,6 +67,8 @@ struct Data {
     players: HashMap<String, PlayerData>,
     /// log key → the event log ([`crate::store::EventStore`]).
     logs: HashMap<String, events::LogData>,
+    /// Webhook delivery's leases, cursors and dead letters.
+    hooks: delivery::HookData,
 }
 
 #[derive(Debug, Default)]

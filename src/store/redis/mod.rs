@@ -42,6 +42,7 @@ mod clock;
 mod clocked;
 pub mod connection;
 mod correction;
+mod delivery;
 mod events;
 mod failure;
 mod joins;

@@ -84,6 +84,10 @@ scripts! {
     correction_apply: [],
     player_fix: [],
     adjust: [clock, numbers, page_expiry],
+    hook_lease: [],
+    hook_release: [],
+    hook_advance: [],
+    hook_dead_remove: [],
 }
 
 #[cfg(test)]

@@ -1,0 +1,188 @@
+//! Webhooks: `leaguekit serve` POSTs each event of the league's log to the URLs of
+//! `LEAGUEKIT_WEBHOOK_URLS`, signed, at least once, in order per log.
+//!
+//! **Work.** The unit of work is one (log, URL) pair: a log's events go to a URL one
+//! at a time, in log order, so a player's events within a bracket, and within their
+//! rewards, arrive in the order they happened. The logs watched are those of the
+//! periods from the last closed one (or the previous one) to the current one
+//! ([`crate::events::EventLog::logs_of_period`]: their brackets' and their own), every
+//! 0.5 s, and the 16,384 player buckets' logs (rewards), every 5 s. A scan reads each
+//! log's last position and its cursors in one pipelined call per slot group (two
+//! commands per log: on a single Redis, 32,768 cheap commands every 5 s for the
+//! buckets, a few milliseconds of Redis time, plus two per bracket every 0.5 s); only
+//! pairs whose log is past the cursor get work.
+//!
+//! **Progress** is stored, not kept in the process: per (log, URL) a cursor, the
+//! position of the last event the URL is done with, in the hash `<log>:hook` (the
+//! log's slot; it lives the log's `keep` plus a day). Before delivering a pair a
+//! process takes the pair's lease (`<log>:hooklease:<url tag>`, `SET NX PX` in a
+//! script, owner = a random id of the process, 30 s, renewed every 10 s while it
+//! delivers or waits to retry); the cursor moves only forward and only for the
+//! lease's holder, in one script (`hook_advance.lua`). So any number of `serve`
+//! processes share the work, each pair delivered by one of them at a time, and a
+//! restart goes on from the cursors.
+//!
+//! **Retries.** A 2xx answer is a delivery; another status, a connection failure or
+//! no answer in 10 s is a failed attempt, retried after 1 s, 2 s, 4 s... (capped at
+//! 5 min, each shortened by a random jitter of up to half) up to
+//! `LEAGUEKIT_WEBHOOK_ATTEMPTS` attempts (8); then the event becomes a **dead
+//! letter** (the season's hash `{season}:hookdead`: event id, URL, event JSON,
+//! attempts, last error, time) and the pair goes on with the next event. An operator
+//! lists them (`GET /v1/webhooks/dead`) and marks them for replay
+//! (`POST /v1/webhooks/dead:replay`, audited); a deliverer then sends each marked
+//! letter once more and removes it once delivered (a failed replay keeps it, unmarked,
+//! with its new error).
+//!
+//! **What a crash repeats.** The cursor moves after the receiver's 2xx. A process
+//! that dies (or loses its connection to Redis) between the two leaves the event
+//! undone: whoever takes the pair next (after the 30 s lease expires, or the same
+//! process restarted) sends it again, once. Nothing else is sent twice: a stopping
+//! `serve` finishes the POST in flight, moves its cursor and gives its leases up. A
+//! process paused past its lease's 30 s (a stopped VM) may find another holder has
+//! sent the same events meanwhile: its POST in flight then is a duplicate too, and
+//! its cursor write is refused. A dead letter replayed just before a crash may be sent
+//! again at the next replay. Receivers deduplicate by `Leaguekit-Event-Id`.
+//! Events that expire from a log (its `keep`) before being delivered are not sent.
+//!
+//! Owns: the webhook configuration, signatures, the deliverer task and the dead
+//! letters' listing and replay marks. Must not: write anything of the league itself.
+
+mod config;
+mod deliver;
+mod sign;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use config::{
+    ATTEMPTS_ENV, BACKOFF_ENV, EVENTS_ENV, MIN_SECRET, SECRET_ENV, TIMEOUT_ENV, URLS_ENV,
+    WebhookConfig, WebhookConfigError,
+};
+pub use sign::{TOLERANCE_SECS, signature, verify};
+
+use crate::error::{Error, InputError};
+use crate::league::League;
+use crate::store::{DeadLetter, Store, url_tag};
+use deliver::{Deliverer, Target};
+
+/// `leaguekit_webhook_deliveries_total`: events delivered (a 2xx answer).
+pub const DELIVERED: &str = "leaguekit_webhook_deliveries_total";
+/// `leaguekit_webhook_failed_attempts_total`: attempts that failed.
+pub const FAILED: &str = "leaguekit_webhook_failed_attempts_total";
+/// `leaguekit_webhook_dead_total`: events given up and recorded as dead letters.
+pub const DEAD: &str = "leaguekit_webhook_dead_total";
+/// `leaguekit_webhook_lag_seconds`: the age of the oldest event being delivered.
+pub const LAG: &str = "leaguekit_webhook_lag_seconds";
+
+/// The most dead letters listed.
+pub const MAX_LISTED: usize = 1000;
+
+fn describe() {
+    use ::metrics::{Unit, describe_counter, describe_gauge};
+    describe_counter!(DELIVERED, "Webhook events delivered (a 2xx answer)");
+    describe_counter!(
+        FAILED,
+        "Webhook attempts that failed (another status, no answer in time, no connection)"
+    );
+    describe_counter!(DEAD, "Webhook events given up and recorded as dead letters");
+    describe_gauge!(
+        LAG,
+        Unit::Seconds,
+        "Age of the oldest webhook event this process is delivering (0 when caught up)"
+    );
+    metrics::counter!(DELIVERED).absolute(0);
+    metrics::counter!(FAILED).absolute(0);
+    metrics::counter!(DEAD).absolute(0);
+}
+
+/// Starts delivering `league`'s events as `config` says, until `shutdown`: the task
+/// ends after the POSTs in flight (at most the timeout). Refused for a season without
+/// an event log.
+pub fn start<S: Store>(
+    league: Arc<League<S>>,
+    config: WebhookConfig,
+    shutdown: CancellationToken,
+) -> Result<JoinHandle<()>, WebhookConfigError> {
+    let Some(spec) = league.context().log_spec() else {
+        return Err(WebhookConfigError::NoEventLog(league.season().name.clone()));
+    };
+    let client = reqwest::Client::builder()
+        .connect_timeout(config.timeout)
+        .pool_idle_timeout(std::time::Duration::from_secs(50))
+        .user_agent(concat!("leaguekit/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| WebhookConfigError::BadUrl(format!("(the HTTP client: {e})")))?;
+    describe();
+    let targets = config
+        .urls
+        .iter()
+        .map(|u| Target {
+            url: u.clone(),
+            tag: url_tag(u),
+        })
+        .collect();
+    let deliverer = Arc::new(Deliverer {
+        league,
+        config: Arc::new(config),
+        client,
+        owner: deliver::process_id(),
+        targets,
+        cursor_ttl_ms: spec.keep_secs.saturating_add(86_400).saturating_mul(1000),
+        shutdown,
+        active: Mutex::new(HashSet::new()),
+        oldest: Mutex::new(HashMap::new()),
+    });
+    Ok(tokio::spawn(deliverer.run()))
+}
+
+/// Which dead letters to replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replay {
+    /// Those of these event ids (every URL's).
+    Ids(Vec<String>),
+    /// All of them.
+    All,
+}
+
+/// The season's dead letters, by event id then URL, at most [`MAX_LISTED`].
+pub async fn dead_letters<S: Store>(league: &League<S>) -> Result<Vec<DeadLetter>, Error> {
+    Ok(league
+        .store()
+        .dead_letters(&league.keys().season(), MAX_LISTED)
+        .await?)
+}
+
+/// Marks dead letters for replay: the deliverers send them again within about 5 s.
+/// Returns the letters marked. An id with no letter is refused (nothing marked).
+pub async fn mark_replay<S: Store>(
+    league: &League<S>,
+    which: &Replay,
+) -> Result<Vec<DeadLetter>, Error> {
+    let season = league.keys().season();
+    let all = league.store().dead_letters(&season, usize::MAX).await?;
+    let chosen: Vec<DeadLetter> = match which {
+        Replay::All => all,
+        Replay::Ids(ids) => {
+            if let Some(missing) = ids.iter().find(|id| !all.iter().any(|l| &l.id == *id)) {
+                return Err(InputError::Other(format!(
+                    "no dead letter has event id {missing:?} (GET /v1/webhooks/dead lists them)"
+                ))
+                .into());
+            }
+            all.into_iter().filter(|l| ids.contains(&l.id)).collect()
+        }
+    };
+    let mut marked = Vec::with_capacity(chosen.len());
+    for letter in chosen {
+        let letter = DeadLetter {
+            replay: true,
+            ..letter
+        };
+        league.store().put_dead(&season, &letter).await?;
+        marked.push(letter);
+    }
+    Ok(marked)
+}

@@ -1,0 +1,249 @@
+//! Webhook delivery's leases, cursors and dead letters in memory, with the Redis
+//! implementation's rules (a lease expires after its time to live; a cursor moves
+//! only forward and only for the lease's holder).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::MemoryStore;
+use crate::error::StoreError;
+use crate::store::keys::{SeasonKeys, hook_dead};
+use crate::store::{DeadLetter, DeliveryStore, LogHead, Pos};
+
+/// Everything of webhook delivery.
+#[derive(Debug, Default)]
+pub(super) struct HookData {
+    /// lease key → (owner, expires at unix ms).
+    leases: HashMap<String, (String, i64)>,
+    /// cursor hash key → (target → position, expires at unix ms).
+    cursors: HashMap<String, (HashMap<String, Pos>, i64)>,
+    /// dead-letter hash key → letter key → record.
+    dead: HashMap<String, BTreeMap<String, String>>,
+}
+
+impl DeliveryStore for MemoryStore {
+    async fn take_lease(&self, lease: &str, owner: &str, ttl_ms: u64) -> Result<bool, StoreError> {
+        let now = self.clock.now().timestamp_millis();
+        let mut data = self.data();
+        let until = now.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX));
+        match data.hooks.leases.get_mut(lease) {
+            Some((held, at)) if *at > now && held != owner => Ok(false),
+            Some(entry) => {
+                *entry = (owner.to_owned(), until);
+                Ok(true)
+            }
+            None => {
+                data.hooks
+                    .leases
+                    .insert(lease.to_owned(), (owner.to_owned(), until));
+                Ok(true)
+            }
+        }
+    }
+
+    async fn drop_lease(&self, lease: &str, owner: &str) -> Result<(), StoreError> {
+        let mut data = self.data();
+        if data
+            .hooks
+            .leases
+            .get(lease)
+            .is_some_and(|(o, _)| o == owner)
+        {
+            data.hooks.leases.remove(lease);
+        }
+        Ok(())
+    }
+
+    async fn log_heads(
+        &self,
+        logs: &[(&str, &str)],
+        targets: &[String],
+    ) -> Vec<Result<LogHead, StoreError>> {
+        let now = self.clock.now().timestamp_millis();
+        let data = self.data();
+        logs.iter()
+            .map(|(log, cursors)| {
+                let last = self.log_last(&data, log, now);
+                let held = data.hooks.cursors.get(*cursors).filter(|(_, at)| *at > now);
+                let cursors = targets
+                    .iter()
+                    .map(|t| {
+                        held.and_then(|(m, _)| m.get(t).copied())
+                            .unwrap_or(Pos::START)
+                    })
+                    .collect();
+                Ok(LogHead { last, cursors })
+            })
+            .collect()
+    }
+
+    async fn advance_cursor(
+        &self,
+        lease: &str,
+        owner: &str,
+        cursors: &str,
+        target: &str,
+        to: Pos,
+        ttl_ms: u64,
+    ) -> Result<bool, StoreError> {
+        let now = self.clock.now().timestamp_millis();
+        let mut data = self.data();
+        let holds = data
+            .hooks
+            .leases
+            .get(lease)
+            .is_some_and(|(o, at)| o == owner && *at > now);
+        if !holds {
+            return Ok(false);
+        }
+        let entry = data.hooks.cursors.entry(cursors.to_owned()).or_default();
+        if entry.1 <= now {
+            entry.0.clear();
+        }
+        let at = entry.0.entry(target.to_owned()).or_default();
+        if to > *at {
+            *at = to;
+        }
+        entry.1 = now.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX));
+        Ok(true)
+    }
+
+    async fn put_dead(&self, season: &SeasonKeys, letter: &DeadLetter) -> Result<(), StoreError> {
+        let mut data = self.data();
+        data.hooks
+            .dead
+            .entry(hook_dead(season))
+            .or_default()
+            .insert(letter.key(), letter.to_json());
+        Ok(())
+    }
+
+    async fn dead_letters(
+        &self,
+        season: &SeasonKeys,
+        limit: usize,
+    ) -> Result<Vec<DeadLetter>, StoreError> {
+        let data = self.data();
+        Ok(data
+            .hooks
+            .dead
+            .get(&hook_dead(season))
+            .map(|m| {
+                m.values()
+                    .filter_map(|r| DeadLetter::from_json(r))
+                    .take(limit)
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn remove_dead(
+        &self,
+        season: &SeasonKeys,
+        key: &str,
+        record: &str,
+    ) -> Result<(), StoreError> {
+        let mut data = self.data();
+        if let Some(m) = data.hooks.dead.get_mut(&hook_dead(season))
+            && m.get(key).is_some_and(|r| r == record)
+        {
+            m.remove(key);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use chrono::{DateTime, Utc};
+
+    use super::*;
+    use crate::ManualClock;
+    use crate::store::keys::Keys;
+
+    #[tokio::test]
+    async fn leases_expire_and_cursors_move_forward_for_their_holder_only() {
+        let clock = ManualClock::new(DateTime::<Utc>::from_timestamp(1_767_225_600, 0).unwrap());
+        let store = MemoryStore::with_clock(Arc::new(clock.clone()));
+        let (lease, cursors) = ("l", "c");
+        assert!(store.take_lease(lease, "a", 1000).await.unwrap());
+        assert!(!store.take_lease(lease, "b", 1000).await.unwrap());
+        assert!(store.take_lease(lease, "a", 1000).await.unwrap());
+        let at = |ms| Pos { ms, seq: 0 };
+        assert!(
+            !store
+                .advance_cursor(lease, "b", cursors, "t", at(5), 10_000)
+                .await
+                .unwrap()
+        );
+        assert!(
+            store
+                .advance_cursor(lease, "a", cursors, "t", at(5), 10_000)
+                .await
+                .unwrap()
+        );
+        // Never back.
+        assert!(
+            store
+                .advance_cursor(lease, "a", cursors, "t", at(3), 10_000)
+                .await
+                .unwrap()
+        );
+        let heads = store
+            .log_heads(&[("log", cursors)], &["t".into(), "u".into()])
+            .await;
+        assert_eq!(
+            heads[0].as_ref().unwrap(),
+            &LogHead {
+                last: Pos::START,
+                cursors: vec![at(5), Pos::START]
+            }
+        );
+        // A lease not renewed expires; another takes it and the old holder is refused.
+        clock.advance(chrono::Duration::milliseconds(1001));
+        assert!(store.take_lease(lease, "b", 1000).await.unwrap());
+        assert!(
+            !store
+                .advance_cursor(lease, "a", cursors, "t", at(9), 10_000)
+                .await
+                .unwrap()
+        );
+        store.drop_lease(lease, "a").await.unwrap();
+        assert!(!store.take_lease(lease, "a", 1000).await.unwrap());
+        store.drop_lease(lease, "b").await.unwrap();
+        assert!(store.take_lease(lease, "a", 1000).await.unwrap());
+
+        // Dead letters: replaced by key, removed only as read.
+        let season = Keys::new("lk", "s").season();
+        let letter = DeadLetter {
+            id: "p1@1-0".into(),
+            url: "http://x/".into(),
+            event: "{}".into(),
+            attempts: 8,
+            error: "HTTP 500".into(),
+            at_ms: 1,
+            replay: false,
+        };
+        store.put_dead(&season, &letter).await.unwrap();
+        let marked = DeadLetter {
+            replay: true,
+            ..letter.clone()
+        };
+        store.put_dead(&season, &marked).await.unwrap();
+        assert_eq!(
+            store.dead_letters(&season, 10).await.unwrap(),
+            std::slice::from_ref(&marked)
+        );
+        store
+            .remove_dead(&season, &letter.key(), &letter.to_json())
+            .await
+            .unwrap();
+        assert_eq!(store.dead_letters(&season, 10).await.unwrap().len(), 1);
+        store
+            .remove_dead(&season, &marked.key(), &marked.to_json())
+            .await
+            .unwrap();
+        assert!(store.dead_letters(&season, 10).await.unwrap().is_empty());
+    }
+}
