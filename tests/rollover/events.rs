@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use leaguekit::events::cursor::PlayerCursor;
 use leaguekit::rollover::RolloverOptions;
 use leaguekit::store::Pos;
-use leaguekit::{Clock, League, ManualClock, MemoryStore, Season, Store, SubmitOptions};
+use leaguekit::{League, ManualClock, MemoryStore, Season, Store, SubmitOptions};
 use serde_json::Value;
 
 const SEASON: &str = r#"

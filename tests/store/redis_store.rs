@@ -1696,7 +1696,7 @@ async fn claim_and_freeze_then_finish_with_outcomes_on_both_stores() {
             .map(|(p, _)| (p.clone(), format!("{p}|stay")))
             .collect();
         store
-            .finish_with_outcomes(&bracket, &pairs(&outcomes), 3600, "tally")
+            .finish_with_outcomes(&bracket, &pairs(&outcomes), 3600, "tally", None)
             .await
             .expect("finish");
         assert_eq!(
@@ -1706,7 +1706,7 @@ async fn claim_and_freeze_then_finish_with_outcomes_on_both_stores() {
         );
         // Once: a second finish (another process, a retry) changes nothing.
         store
-            .finish_with_outcomes(&bracket, &[("a", "changed")], 3600, "other")
+            .finish_with_outcomes(&bracket, &[("a", "changed")], 3600, "other", None)
             .await
             .expect("finish again");
         let mut all = store.outcomes(&bracket).await.expect("outcomes");

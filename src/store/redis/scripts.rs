@@ -55,7 +55,7 @@ scripts! {
     preludes: clock, deadlines, numbers, foreign_keys, cache_writes, page_expiry, events;
     join: [clock, numbers],
     enter: [events],
-    update: [clock, numbers],
+    update: [clock, numbers, events],
     standings: [cache_writes, page_expiry],
     open_page: [cache_writes, page_expiry],
     keep_page: [cache_writes, page_expiry],
@@ -81,9 +81,9 @@ scripts! {
     unmark_ban: [],
     correction_read: [],
     correction_begin: [],
-    correction_apply: [],
+    correction_apply: [events],
     player_fix: [],
-    adjust: [clock, numbers, page_expiry],
+    adjust: [clock, numbers, page_expiry, events],
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ if KEYS[3] and #answer > 0 then
     rewards[#rewards + 1] = {source = answer[i], grant = answer[i + 1]}
   end
   table.sort(rewards, function(a, b) return a.source < b.source end)
-  append_events(KEYS[3], ARGV[5],
+  append_events(3, ARGV[5],
     {ARGV[6] .. cjson.encode({rewards = rewards}) .. '}'})
 end
 if with_id then

@@ -92,7 +92,7 @@ local changed = #add > 0
 if changed then
   redis.call('ZADD', KEYS[1], unpack(add))
   if logged then
-    append_events(KEYS[6], spec, placed)
+    append_events(6, spec, placed)
   end
 end
 

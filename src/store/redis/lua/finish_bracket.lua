@@ -49,7 +49,7 @@ end
 if mode ~= 'finish' then
   local recorded = redis.call('SET', KEYS[5], ARGV[4], 'NX')
   if recorded and KEYS[8] then
-    append_events(KEYS[8], ARGV[5], {unpack(ARGV, 6)})
+    append_events(8, ARGV[5], {unpack(ARGV, 6)})
   end
   -- The mark keeps the meta there to expire below, whatever came before, so the
   -- done mark never lands on a meta without an expiry.

@@ -20,6 +20,6 @@ for i = 1, keys do
   redis.call('EXPIRE', KEYS[i], ARGV[2])
 end
 if logged and closed == 1 then
-  append_events(KEYS[#KEYS], ARGV[3], {unpack(ARGV, 4)})
+  append_events(#KEYS, ARGV[3], {unpack(ARGV, 4)})
 end
 return 1

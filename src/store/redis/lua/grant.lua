@@ -31,7 +31,7 @@ local function grant(i)
   local key = KEYS[k]
   local granted = redis.call('HSETNX', key, ARGV[a + 1], 'p|' .. ARGV[a + 2])
   if logged and granted == 1 then
-    append_events(KEYS[k + 1], spec, {ARGV[a + 3]})
+    append_events(k + 1, spec, {ARGV[a + 3]})
   end
   -- A key's expiry is checked once a call, however many of its grants the call holds:
   -- set where there was none (NX: a new key, one command), else raised to ttl where
