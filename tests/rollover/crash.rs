@@ -13,6 +13,10 @@
 //! One server: 20,000 players over three tiers (200 brackets). The cluster and TLS
 //! runs use 8,000 players (80 brackets, still three rounds of the 32 brackets one
 //! process closes at once) to keep the time down; all three kill 16 runs.
+//!
+//! With an event log (`[events]`), on one server and a cluster: 6,000 players, ten
+//! killed runs and a last one log every bracket's close and outcomes, every grant and
+//! the period's close exactly once, the same events as an uninterrupted run on a copy.
 
 use crate::common;
 

@@ -19,15 +19,30 @@ local function append_events(n, spec, bodies)
   redis.call('EXPIRE', log, keep)
 end
 
--- Short escapes of control characters, as serde_json writes them.
-local json_escapes = {['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f',
-                      ['\n'] = '\\n', ['\r'] = '\\r', ['\t'] = '\\t'}
+-- A character JSON must escape, escaped as serde_json does: '"' and '\' with a
+-- backslash, control characters by their short escape or \u00xx.
+local function json_escape(c)
+  if c == '"' or c == '\\' then
+    return '\\' .. c
+  end
+  local b = string.byte(c)
+  if b == 8 then
+    return '\\b'
+  elseif b == 9 then
+    return '\\t'
+  elseif b == 10 then
+    return '\\n'
+  elseif b == 12 then
+    return '\\f'
+  elseif b == 13 then
+    return '\\r'
+  end
+  return string.format('\\u%04x', b)
+end
 
 -- `s` as a JSON string, byte for byte as serde_json writes it (the in-memory store
 -- writes the same events with it): only '"', '\' and control characters escaped, not
 -- '/' (which cjson escapes) nor any other byte.
 local function json_text(s)
-  return '"' .. string.gsub(s, '[%z\1-\31"\\]', function(c)
-    return json_escapes[c] or string.format('\\u%04x', string.byte(c))
-  end) .. '"'
+  return '"' .. string.gsub(s, '[%z\1-\31"\\]', json_escape) .. '"'
 end
