@@ -186,6 +186,34 @@ async fn overtakes_are_logged_once<S: Store>(league: League<S>, clock: ManualClo
     );
 }
 
+/// Updates of two brackets in one batch (one `update.lua` call on one server): each
+/// logs its passes in its own bracket's log.
+async fn each_bracket_logs_its_own<S: Store>(league: League<S>, clock: ManualClock) {
+    clock.set(t(12, 0));
+    for i in 0..12 {
+        let at = t(1, 0) + Duration::seconds(i);
+        // Falling first scores: nobody passes anybody yet.
+        submit(&league, &format!("q{i:02}"), 12 - i, at, "").await;
+    }
+    let batch = league
+        .submit_many(&[
+            BatchItem::new("q09", 100).with_options(SubmitOptions::default().at(t(2, 0))),
+            BatchItem::new("q11", 100).with_options(SubmitOptions::default().at(t(2, 0))),
+        ])
+        .await;
+    let mut period = 0;
+    for r in batch {
+        period = r.expect("batch item").period;
+    }
+    let first = passes(&logged(&league, period, 1).await);
+    let want: Vec<(String, String, u64)> = (0..9)
+        .map(|i| (format!("q{i:02}"), "q09".to_owned(), i + 2))
+        .collect();
+    assert_eq!(first, want);
+    let second = passes(&logged(&league, period, 2).await);
+    assert_eq!(second, [("q10".to_owned(), "q11".to_owned(), 2)]);
+}
+
 /// A season whose `[events]` leaves `overtaken` off logs no pass.
 async fn off_logs_no_pass<S: Store>(league: League<S>, clock: ManualClock) {
     clock.set(t(12, 0));
@@ -246,6 +274,11 @@ on_each!(
     overtaken,
     Some("overtaken = true"),
     overtakes_are_logged_once
+);
+on_each!(
+    overtaken_brackets,
+    Some("overtaken = true"),
+    each_bracket_logs_its_own
 );
 on_each!(overtaken_off, Some("keep = \"2d\""), off_logs_no_pass);
 
