@@ -85,7 +85,14 @@ demote = 20
 
 /// The benchmarks' season under the key prefix `prefix`.
 pub fn bench_season(prefix: &str) -> Season {
-    Season::from_toml(&BENCH_SEASON.replace("PREFIX", prefix), "bench").expect("bench season")
+    bench_season_with(prefix, "")
+}
+
+/// The benchmarks' season under the key prefix `prefix`, with `extra` (whole sections,
+/// such as `[events]`) appended.
+pub fn bench_season_with(prefix: &str, extra: &str) -> Season {
+    let text = format!("{}\n{extra}", BENCH_SEASON.replace("PREFIX", prefix));
+    Season::from_toml(&text, "bench").expect("bench season")
 }
 
 /// The seeds' idempotent update (../shared/seeds 003), with the time tiebreak in the

@@ -160,17 +160,34 @@ impl<'a> Event<'a> {
     /// claim's rewards are known only inside the claim's atomic step): the body is
     /// the head, the data object, and `}`.
     pub fn head(&self) -> String {
+        let (before, after) = self.around_player();
+        let player = self.player.map_or_else(
+            || "null".to_owned(),
+            |p| Value::String(p.to_owned()).to_string(),
+        );
+        format!("{before}{player}{after}")
+    }
+
+    /// The head ([`Event::head`]) split around the player's id, for a store that
+    /// writes whom the event is about itself (an update finds whom it passed only
+    /// inside its atomic step): the head is the first part, the id as a JSON string,
+    /// and the second part.
+    pub fn around_player(&self) -> (String, String) {
         let text = |s: &str| Value::String(s.to_owned()).to_string();
         let or_null = |s: Option<String>| s.unwrap_or_else(|| "null".to_owned());
-        format!(
-            "{{\"type\":{},\"season\":{},\"period\":{},\"at\":{},\"player\":{},\"tier\":{},\"bracket\":{},\"data\":",
-            text(self.kind.name()),
-            text(self.season),
-            self.period,
-            self.at,
-            or_null(self.player.map(text)),
-            or_null(self.bracket.map(|b| text(b.0))),
-            or_null(self.bracket.map(|b| b.1.to_string())),
+        (
+            format!(
+                "{{\"type\":{},\"season\":{},\"period\":{},\"at\":{},\"player\":",
+                text(self.kind.name()),
+                text(self.season),
+                self.period,
+                self.at,
+            ),
+            format!(
+                ",\"tier\":{},\"bracket\":{},\"data\":",
+                or_null(self.bracket.map(|b| text(b.0))),
+                or_null(self.bracket.map(|b| b.1.to_string())),
+            ),
         )
     }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::{Actor, Operator, audit::check_text};
 use crate::context::{millis, validate_player};
 use crate::error::{Error, InputError, ScoreRangeError};
+use crate::events::{Event, Kind};
 pub use crate::season::packing::Adjustment;
 use crate::store::{Adjust, Adjusted, Store};
 
@@ -66,13 +67,25 @@ impl<S: Store> Operator<S> {
         let keys = ctx.keys().bracket(period.id, &group, bracket);
         let (tier, cohort) = crate::season::split_group(&group);
         let packing = ctx.season().packing;
-        let adjust = Adjust::new(
+        let mut adjust = Adjust::new(
             player,
             change,
             (packing.max_score(), packing.span()),
             ctx.tick(&period, now)?,
             ctx.time_check(&period, now),
         );
+        if let Some(spec) = ctx.log_spec() {
+            let head = Event::new(
+                Kind::ScoreAdjusted,
+                &ctx.season().name,
+                period.id,
+                millis(now),
+            )
+            .player(player)
+            .bracket(&group, bracket)
+            .head();
+            adjust = adjust.logged(spec, head);
+        }
         let (before, after) = match ctx.store().adjust(&keys, &adjust).await? {
             Adjusted::Done { before, after } => (packing.unpack(before).0, packing.unpack(after).0),
             Adjusted::OutOfRange { current } => {

@@ -26,6 +26,7 @@ use super::Operator;
 use super::audit::{Actor, AuditEntry, check_text};
 use crate::context::{from_millis, millis, validate_player};
 use crate::error::{Error, InputError, StoreError};
+use crate::events::{Event, Kind};
 use crate::rollover::RewardGrant;
 use crate::rollover::outcome::{self, Movement, Outcome};
 use crate::rollover::resettle::{
@@ -33,7 +34,8 @@ use crate::rollover::resettle::{
 };
 use crate::season::calendar::PeriodId;
 use crate::store::keys::BracketKeys;
-use crate::store::{Begun, CorrectionRecord, CorrectionStart, Revocation, Store};
+use crate::store::{Appends, Begun, CorrectionRecord, CorrectionStart, Revocation, Store};
+use serde_json::json;
 
 /// A player's outcome in the bracket, before or after the re-settlement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -277,9 +279,30 @@ impl<S: Store> Operator<S> {
             .map(|(o, span)| (o.player.as_str(), &text[span]))
             .collect();
         let marked: Vec<(&str, u64)> = marks.iter().map(|(p, v)| (p.as_str(), *v)).collect();
+        let spec = self.ctx.log_spec();
+        let bodies = match spec {
+            Some(_) => resettled_events(
+                &season.name,
+                (period, tier, bracket),
+                last,
+                record.versions.last().map_or(0, |v| v.at_ms),
+                latest,
+                &marks,
+            ),
+            None => Vec::new(),
+        };
         self.ctx
             .store()
-            .apply_correction(bk, last, &encoded, &marked)
+            .apply_correction(
+                bk,
+                last,
+                &encoded,
+                &marked,
+                spec.map(|spec| Appends {
+                    spec,
+                    bodies: &bodies,
+                }),
+            )
             .await?;
 
         // Step 3: each version's new rewards and tier credits.
@@ -519,6 +542,34 @@ fn decoded(pairs: &[(String, String)]) -> Vec<Outcome> {
 
 /// Each player whose latest outcome differs from the one at the close, with the last
 /// version that changed it.
+/// The `player.resettled` event of each marked player (`marks`, in their order): their
+/// outcome in the `version` recorded, at the version's time.
+fn resettled_events(
+    season: &str,
+    (period, tier, bracket): (PeriodId, &str, u32),
+    version: u64,
+    at_ms: i64,
+    latest: &[Outcome],
+    marks: &[(String, u64)],
+) -> Vec<String> {
+    marks
+        .iter()
+        .map(|(player, _)| {
+            let o = latest.iter().find(|o| &o.player == player);
+            Event::new(Kind::PlayerResettled, season, period, at_ms)
+                .player(player)
+                .bracket(tier, bracket)
+                .data(json!({
+                    "version": version,
+                    "rank": o.map(|o| o.rank),
+                    "outcome": o.map(|o| o.outcome),
+                    "next_tier": o.map(|o| o.next_tier.as_str()),
+                }))
+                .body()
+        })
+        .collect()
+}
+
 fn marks(all: &[Vec<Outcome>]) -> Vec<(String, u64)> {
     let Some(latest) = all.last() else {
         return Vec::new();

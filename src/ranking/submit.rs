@@ -7,25 +7,27 @@ use chrono::{DateTime, Utc};
 
 use crate::context::{Placed, normalize_time, validate_player, validate_request_id};
 use crate::error::{Error, InputError, StoreError};
+use crate::events::{Event, Kind};
 use crate::rollover::outcome::{LastOutcome, RewardGrant};
 use crate::season::calendar::Period;
 use crate::season::limits::Limit;
 use crate::season::packing::ScoreMode;
 use crate::store::keys::BracketKeys;
-use crate::store::{Store, Update, UpdateReply, UpdateStatus};
+use crate::store::{Overtakes, Store, Update, UpdateReply, UpdateStatus};
 
 use super::{Boards, Submission, SubmitOptions};
 
 impl<S: Store> Boards<S> {
-    /// The store's update of `player` by `value` on the board of `bkeys`.
+    /// The store's update of `player` by `value` on the board of `placed`.
     fn update<'a>(
         &self,
         player: &'a str,
         value: i64,
         item: &Prepared,
         options: &SubmitOptions,
-        bkeys: &BracketKeys,
+        placed: &Placed,
     ) -> Update<'a> {
+        let bkeys = placed.keys();
         let window = self
             .ctx
             .season()
@@ -47,7 +49,32 @@ impl<S: Store> Boards<S> {
             time: self.ctx.time_check(&item.period, item.at),
             rank: !options.without_rank,
             limits: self.ctx.season().limits,
+            overtakes: self.overtakes(player, item, placed),
         }
+    }
+
+    /// The `player.overtaken` events of an update of `player` on the board of
+    /// `placed`, when the season logs them (`[events] overtaken = true`).
+    fn overtakes(&self, player: &str, item: &Prepared, placed: &Placed) -> Option<Overtakes> {
+        let season = self.ctx.season();
+        if !season.events.is_some_and(|e| e.overtaken) {
+            return None;
+        }
+        let spec = self.ctx.log_spec()?;
+        let (head, after) = Event::new(
+            Kind::Overtaken,
+            &season.name,
+            item.period.id,
+            item.at.timestamp_millis(),
+        )
+        .bracket(placed.tier(), placed.bracket())
+        .around_player();
+        let by = serde_json::Value::String(player.to_owned());
+        Some(Overtakes {
+            spec,
+            head,
+            tail: format!("{after}{{\"by\":{by},\"rank\":"),
+        })
     }
 
     /// The error of an update refused by `limit` (counted in the metrics).
@@ -222,7 +249,7 @@ impl<S: Store> Boards<S> {
             .store()
             .update(
                 placed.keys(),
-                &self.update(player, value, item, options, placed.keys()),
+                &self.update(player, value, item, options, placed),
             )
             .await
             .map_err(|e| e.stamped(item.at).into())
@@ -237,7 +264,7 @@ impl<S: Store> Boards<S> {
         let batch: Vec<(&BracketKeys, Update<'_>)> = updates
             .iter()
             .map(|&(player, value, item, options, placed)| {
-                let update = self.update(player, value, item, options, placed.keys());
+                let update = self.update(player, value, item, options, placed);
                 (placed.keys(), update)
             })
             .collect();

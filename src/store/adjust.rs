@@ -4,8 +4,8 @@ use std::future::Future;
 
 use crate::error::{StoreError, TimeRefusal};
 use crate::season::packing::Adjustment;
-use crate::store::TimeCheck;
 use crate::store::keys::BracketKeys;
+use crate::store::{LogSpec, TimeCheck};
 
 /// An exact change of one player's score on their bracket's board (see
 /// [`Packing::adjust`](crate::season::packing::Packing::adjust), the rule both stores
@@ -25,6 +25,11 @@ pub struct Adjust<'a> {
     pub tick: u64,
     /// The period's time rules, with the adjustment's time as the event's.
     pub time: TimeCheck,
+    /// The `score.adjusted` event to log in the bracket's log when the adjustment
+    /// applies (none: the season keeps no log): the log's spec and the event's head,
+    /// up to its `"data":` ([`crate::events::Event::head`]); the store writes the
+    /// data ([`adjusted_body`]).
+    pub logged: Option<(LogSpec, String)>,
 }
 
 impl<'a> Adjust<'a> {
@@ -44,8 +49,21 @@ impl<'a> Adjust<'a> {
             span,
             tick,
             time,
+            logged: None,
         }
     }
+
+    /// The same, logging `score.adjusted` with `head` in a log kept as `spec`.
+    pub fn logged(mut self, spec: LogSpec, head: String) -> Self {
+        self.logged = Some((spec, head));
+        self
+    }
+}
+
+/// The `score.adjusted` event of an adjustment from score `before` to `after`, given
+/// its head: `head{"before":…,"after":…}}` (`adjust.lua` writes the same bytes).
+pub fn adjusted_body(head: &str, before: u64, after: u64) -> String {
+    format!("{head}{{\"before\":{before},\"after\":{after}}}}}")
 }
 
 /// What the store did with an adjustment.

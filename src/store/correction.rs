@@ -14,6 +14,7 @@
 use std::future::Future;
 
 use crate::error::StoreError;
+use crate::store::Appends;
 use crate::store::keys::{BracketKeys, PlayerKeys};
 
 /// One growth of a bracket's exclusions.
@@ -144,12 +145,18 @@ pub trait CorrectionStore: Send + Sync + 'static {
     /// Records the outcomes of `version` (`(player, encoded outcome)`, all of them)
     /// and the marks of the corrected players, unless `version` or a later one is
     /// recorded already (`false` then). The outcomes keep their expiry.
+    ///
+    /// With `events` (the season keeps a log), their bodies go one for one with
+    /// `marks` (each the `player.resettled` event of that player): in the same step,
+    /// the bracket's log gets those whose mark is newer than the version recorded
+    /// before, the players whose outcome this recording changes.
     fn apply_correction(
         &self,
         bracket: &BracketKeys,
         version: u64,
         outcomes: &[(&str, &str)],
         marks: &[(&str, u64)],
+        events: Option<Appends<'_>>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Marks every step of `version` done (never lowers the mark). Idempotent.

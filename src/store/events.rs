@@ -87,6 +87,32 @@ pub struct Appends<'a> {
     pub bodies: &'a [String],
 }
 
+/// The `player.overtaken` events a score update logs, if the season asks for them
+/// (`[events] overtaken = true`): one per player the update moves its player past, in
+/// the bracket's log ([`crate::store::keys::BracketKeys::events`]), appended only when
+/// the update applies. Each body is [`Overtakes::body`]: the store fills in who was
+/// passed and their new rank.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Overtakes {
+    /// How the log keeps them.
+    pub spec: LogSpec,
+    /// The body up to the passed player's id (`{"type":"player.overtaken",…,"player":`).
+    pub head: String,
+    /// The body from after the passed player's id up to their rank
+    /// (`,"tier":…,"bracket":…,"data":{"by":…,"rank":`).
+    pub tail: String,
+}
+
+impl Overtakes {
+    /// The event of `passed`, now at `rank` (1-based): `head`, the id as a JSON string
+    /// (escaped as serde_json does; `update.lua`'s `json_text` writes the same bytes),
+    /// `tail`, the rank and `}}`.
+    pub fn body(&self, passed: &str, rank: u64) -> String {
+        let id = serde_json::Value::String(passed.to_owned()).to_string();
+        format!("{}{id}{}{rank}}}}}", self.head, self.tail)
+    }
+}
+
 /// One event read from a log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogEntry {

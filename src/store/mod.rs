@@ -45,14 +45,14 @@ use std::future::Future;
 
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PeriodKeys, PlayerKeys, SeasonKeys};
-pub use adjust::{Adjust, AdjustStore, Adjusted};
+pub use adjust::{Adjust, AdjustStore, Adjusted, adjusted_body};
 pub use audit::AuditStore;
 pub use bans::{BanStore, BracketBan, PeriodBan, ban_field};
 pub use blocked::*;
 pub use clock::ClockStore;
 pub use correction::*;
 pub use delivery::{DeadLetter, DeliveryStore, LogHead, url_tag};
-pub use events::{Appends, EventStore, LogEntry, LogRead, LogSpec, Pos};
+pub use events::{Appends, EventStore, LogEntry, LogRead, LogSpec, Overtakes, Pos};
 pub use profile::ProfileChange;
 pub use time::*;
 pub use types::*;

@@ -252,6 +252,9 @@ pub struct Update<'a> {
     pub rank: bool,
     /// The season's plausibility limits (none: the update skips them).
     pub limits: crate::season::limits::Limits,
+    /// The `player.overtaken` events to log if the update passes players (none: the
+    /// season does not log them, and the update costs nothing more).
+    pub overtakes: Option<crate::store::Overtakes>,
 }
 
 /// What the store did with an update.

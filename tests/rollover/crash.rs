@@ -13,6 +13,10 @@
 //! One server: 20,000 players over three tiers (200 brackets). The cluster and TLS
 //! runs use 8,000 players (80 brackets, still three rounds of the 32 brackets one
 //! process closes at once) to keep the time down; all three kill 16 runs.
+//!
+//! With an event log (`[events]`), on one server and a cluster: 6,000 players, ten
+//! killed runs and a last one log every bracket's close and outcomes, every grant and
+//! the period's close exactly once, the same events as an uninterrupted run on a copy.
 
 use crate::common;
 
@@ -348,6 +352,205 @@ async fn over_tls_killed_and_concurrent_rollovers_end_like_an_uninterrupted_one(
         ca: Some(target.ca.clone()),
         players: 8_000,
         kill_points: 16,
+    })
+    .await;
+}
+
+/// The season with an event log.
+fn events_season_toml(prefix: &str) -> String {
+    format!(
+        "{}\n[events]\nkeep = \"2d\"\nmax_per_log = 1_000_000\n",
+        season_toml(prefix)
+    )
+}
+
+/// Every event of period `period` and of the player buckets, as stored (no ids): each
+/// log's bodies in order, by the log's name in its season (`p1/bronze/b3`).
+async fn logged_events(
+    league: &League<RedisStore>,
+    period: u64,
+) -> std::collections::BTreeMap<String, Vec<String>> {
+    use leaguekit::store::{LogRead, Pos, keys::log_label};
+    let events = league.events();
+    let mut logs = events.logs_of_period(period).await.expect("logs");
+    logs.extend(events.bucket_logs());
+    let reads: Vec<LogRead<'_>> = logs
+        .iter()
+        .map(|log| LogRead {
+            log,
+            after: Pos::START,
+            limit: 1_000_000,
+        })
+        .collect();
+    let read = events.read(&reads).await;
+    logs.iter()
+        .zip(read)
+        .map(|(log, entries)| {
+            let bodies = entries.expect("read log").into_iter().map(|e| e.body);
+            (log_label(log).to_owned(), bodies.collect())
+        })
+        .filter(|(_, bodies): &(String, Vec<String>)| !bodies.is_empty())
+        .collect()
+}
+
+/// The rollover's events after killed runs and a last one: every bracket's close and
+/// outcomes, every grant and the period's close exactly once, the same bodies in the
+/// same logs as an uninterrupted run's on a copy of the data.
+async fn killed_rollovers_log_each_event_once(t: Target) {
+    use serde_json::Value;
+    let base = common::unique_prefix("crashev");
+    let (main, reference_prefix) = (format!("{base}a"), format!("{base}r"));
+    let clock = ManualClock::new(at("2026-03-27T12:00:00Z"));
+    let season_of = |prefix: &str| {
+        Season::from_toml(&events_season_toml(prefix), "crash.toml").expect("season")
+    };
+    let connect = |prefix: String| {
+        let clock = clock.clone();
+        let season = season_of(&prefix);
+        let (url, options) = (t.url.clone(), t.options());
+        async move {
+            let store = RedisStore::connect(&url, options).await.expect("connect");
+            Arc::new(League::with_clock(season, store, Arc::new(clock)))
+        }
+    };
+    let l0 = connect(main.clone()).await;
+    assert!(l0.events().enabled());
+    play(&l0, t.players, at("2026-03-27T12:00:00Z"), 1).await;
+    let keys = copy_prefix(&t.url, &t.nodes, &t.options(), &main, &reference_prefix).await;
+    assert!(keys > t.players / 100, "{}: only {keys} keys", t.name);
+    let file = |prefix: &str| {
+        let mut f = tempfile::NamedTempFile::new().expect("temp file");
+        std::io::Write::write_all(&mut f, events_season_toml(prefix).as_bytes()).expect("write");
+        f
+    };
+    // Period 1 ends at local midnight, 2026-03-28T00:00+01:00.
+    let when = "2026-03-28T00:00:05+01:00";
+
+    let config = file(&reference_prefix);
+    let run = Instant::now();
+    finish(
+        rollover_cmd(&t, config.path(), when).spawn().expect("run"),
+        "the uninterrupted rollover",
+    );
+    let full = run.elapsed();
+    let reference = logged_events(&*connect(reference_prefix.clone()).await, 1).await;
+
+    let config = file(&main);
+    let mut kills = 0;
+    for step in 1..=t.kill_points {
+        let delay = full.mul_f64(f64::from(step) / f64::from(t.kill_points + 1));
+        let mut child = rollover_cmd(&t, config.path(), when)
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(delay);
+        if child.try_wait().expect("wait").is_none() {
+            child.kill().expect("SIGKILL");
+            kills += 1;
+        }
+        let _ = child.wait();
+    }
+    assert!(
+        kills >= t.kill_points / 2,
+        "{}: only {kills} of {} runs were killed before they finished",
+        t.name,
+        t.kill_points
+    );
+    finish(
+        rollover_cmd(&t, config.path(), when)
+            .spawn()
+            .expect("spawn"),
+        "the run after the kills",
+    );
+    let recovered = logged_events(&l0, 1).await;
+
+    // Exactly once, read from the recovered logs themselves.
+    let parse = |b: &String| serde_json::from_str::<Value>(b).expect("event JSON");
+    let mut brackets = 0;
+    let mut outcomes = 0;
+    let mut grants = std::collections::BTreeSet::new();
+    let mut period_closed = 0;
+    for (log, bodies) in &recovered {
+        let events: Vec<Value> = bodies.iter().map(parse).collect();
+        let count = |kind: &str| events.iter().filter(|e| e["type"] == kind).count();
+        if log.contains("/b") {
+            brackets += 1;
+            assert_eq!(count("bracket.closed"), 1, "{log}: {bodies:?}");
+            let mut told = std::collections::BTreeSet::new();
+            for e in &events {
+                if ["player.promoted", "player.stayed", "player.demoted"]
+                    .contains(&e["type"].as_str().unwrap_or(""))
+                {
+                    assert!(told.insert(e["player"].to_string()), "{log}: twice: {e}");
+                }
+            }
+            assert_eq!(told.len(), count("player.placed"), "{log}");
+            outcomes += told.len();
+        }
+        for e in events.iter().filter(|e| e["type"] == "reward.granted") {
+            let key = (e["player"].to_string(), e["data"]["source"].to_string());
+            assert!(grants.insert(key), "{log}: granted twice: {e}");
+        }
+        period_closed += count("period.closed");
+    }
+    assert_eq!(period_closed, 1);
+    assert_eq!(outcomes, t.players);
+    assert_eq!(brackets, t.players.div_ceil(100));
+    // Ranks 1 to 10 of each bronze bracket are rewarded.
+    assert!(grants.len() >= brackets * 10 - 10, "{}", grants.len());
+    // The same events in each log; a bucket's order depends on which brackets were
+    // closed first, so each log is compared as a sorted list.
+    let sorted = |logs: &std::collections::BTreeMap<String, Vec<String>>| {
+        let mut logs = logs.clone();
+        logs.values_mut().for_each(|bodies| bodies.sort());
+        logs
+    };
+    let (recovered, reference) = (sorted(&recovered), sorted(&reference));
+    let differs = recovered
+        .iter()
+        .find(|(log, bodies)| reference.get(*log) != Some(bodies))
+        .map(|(log, _)| log.clone());
+    assert!(
+        recovered == reference,
+        "{}: the killed-and-rerun logs differ from the uninterrupted run's, first in {differs:?} ({} logs, {} in the reference)",
+        t.name,
+        recovered.len(),
+        reference.len()
+    );
+    eprintln!(
+        "{}: {kills} of {} runs killed; {brackets} brackets, {} grants logged once each",
+        t.name,
+        t.kill_points,
+        grants.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_rollovers_log_each_event_once_on_one_server() {
+    let url = common::redis_url();
+    killed_rollovers_log_each_event_once(Target {
+        name: "one server",
+        nodes: vec![url.clone()],
+        url,
+        ca: None,
+        players: 6_000,
+        kill_points: 10,
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_rollovers_log_each_event_once_on_a_cluster() {
+    let url = common::cluster::cluster_url();
+    killed_rollovers_log_each_event_once(Target {
+        name: "cluster",
+        nodes: common::cluster::cluster_ports(&url)
+            .into_iter()
+            .map(|port| format!("redis://127.0.0.1:{port}/"))
+            .collect(),
+        url,
+        ca: None,
+        players: 6_000,
+        kill_points: 10,
     })
     .await;
 }

@@ -305,6 +305,7 @@ async fn a_batch_cut_mid_pipeline_reports_every_line_honestly() {
     let sha = redis::Script::new(concat!(
         include_str!("../../src/store/redis/lua/clock.lua"),
         include_str!("../../src/store/redis/lua/numbers.lua"),
+        include_str!("../../src/store/redis/lua/events.lua"),
         include_str!("../../src/store/redis/lua/update.lua")
     ))
     .get_hash()

@@ -11,6 +11,7 @@ mod common;
 mod bans;
 mod cluster_faults;
 mod conformance;
+mod events;
 mod hardening;
 mod late_seats;
 mod limits_adjust;

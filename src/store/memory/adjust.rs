@@ -4,7 +4,7 @@ use super::MemoryStore;
 use crate::error::StoreError;
 use crate::season::packing::Packing;
 use crate::store::keys::BracketKeys;
-use crate::store::{Adjust, AdjustStore, Adjusted, Judgement};
+use crate::store::{Adjust, AdjustStore, Adjusted, Appends, Judgement, adjusted_body};
 
 impl AdjustStore for MemoryStore {
     async fn adjust(&self, bracket: &BracketKeys, a: &Adjust<'_>) -> Result<Adjusted, StoreError> {
@@ -27,6 +27,15 @@ impl AdjustStore for MemoryStore {
         match packing.adjust(current, a.change, a.tick) {
             Ok(after) => {
                 b.put(a.player, after);
+                if let Some((spec, head)) = &a.logged {
+                    let body =
+                        adjusted_body(head, packing.unpack(current).0, packing.unpack(after).0);
+                    let appends = Appends {
+                        spec: *spec,
+                        bodies: &[body],
+                    };
+                    self.append_events(&mut data, &bracket.events(), &appends);
+                }
                 Ok(Adjusted::Done {
                     before: current,
                     after,

@@ -7,7 +7,8 @@ use super::{HashMap, MemoryStore};
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PlayerKeys};
 use crate::store::{
-    Begun, CorrectionRecord, CorrectionStart, CorrectionStore, CorrectionVersion, Revocation,
+    Appends, Begun, CorrectionRecord, CorrectionStart, CorrectionStore, CorrectionVersion,
+    Revocation,
 };
 
 /// A bracket's correction, as Redis keeps it in the bracket's `fix` hash and `orig`
@@ -106,7 +107,17 @@ impl CorrectionStore for MemoryStore {
         version: u64,
         outcomes: &[(&str, &str)],
         marks: &[(&str, u64)],
+        events: Option<Appends<'_>>,
     ) -> Result<bool, StoreError> {
+        if let Some(e) = &events
+            && e.bodies.len() != marks.len()
+        {
+            return Err(StoreError::Protocol(format!(
+                "apply_correction: {} events for {} marks",
+                e.bodies.len(),
+                marks.len()
+            )));
+        }
         let mut data = self.data();
         let Some(b) = data.brackets.get_mut(&bracket.base) else {
             return Ok(false);
@@ -117,6 +128,7 @@ impl CorrectionStore for MemoryStore {
         if c.applied >= version {
             return Ok(false);
         }
+        let before = c.applied;
         c.applied = version;
         for (p, v) in marks {
             c.marks.insert((*p).to_owned(), *v);
@@ -125,6 +137,19 @@ impl CorrectionStore for MemoryStore {
             .iter()
             .map(|(p, o)| ((*p).to_owned(), (*o).to_owned()))
             .collect();
+        if let Some(events) = events {
+            let bodies: Vec<String> = marks
+                .iter()
+                .zip(events.bodies)
+                .filter(|((_, v), _)| *v > before)
+                .map(|(_, body)| body.clone())
+                .collect();
+            let appends = Appends {
+                spec: events.spec,
+                bodies: &bodies,
+            };
+            self.append_events(&mut data, &bracket.events(), &appends);
+        }
         Ok(true)
     }
 

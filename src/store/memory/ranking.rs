@@ -72,7 +72,15 @@ impl BracketData {
         }
     }
 
-    pub(super) fn update(&mut self, update: &Update<'_>, now: DateTime<Utc>) -> UpdateReply {
+    /// Applies `update` as `update.lua` does; the `player.overtaken` bodies it logs
+    /// (when it asks for them and applies, moving its player past others) are pushed
+    /// on `logged`.
+    pub(super) fn update(
+        &mut self,
+        update: &Update<'_>,
+        now: DateTime<Utc>,
+        logged: &mut Vec<String>,
+    ) -> UpdateReply {
         let refused = |status| UpdateReply {
             status,
             packed: 0,
@@ -139,8 +147,24 @@ impl BracketData {
                 }
             }
         }
+        // The player's place before, when they move up and passed players are told.
+        let was = update
+            .overtakes
+            .as_ref()
+            .filter(|_| packed > current)
+            .map(|o| (o, self.position(update.player, current)));
         self.put(update.player, packed);
         let rank = update.rank.then(|| self.rank(update.player, packed));
+        if let Some((o, was)) = was {
+            // The players now between the new place and the old one were passed; one
+            // who never scored (packed 0) is not told.
+            let place = self.position(update.player, packed);
+            for (i, (neg, passed)) in self.order.iter().enumerate().take(was + 1).skip(place + 1) {
+                if *neg != 0 {
+                    logged.push(o.body(passed, i as u64 + 1));
+                }
+            }
+        }
         if let Some((key, window)) = &update.request {
             self.requests.retain(|_, (_, _, exp)| *exp > now);
             let expires = now + chrono::Duration::seconds(*window as i64);
@@ -185,6 +209,27 @@ impl BracketData {
     }
 }
 
+impl MemoryStore {
+    /// Appends an update's `player.overtaken` bodies to its bracket's log.
+    fn log_overtakes(
+        &self,
+        data: &mut super::Data,
+        bracket: &BracketKeys,
+        update: &Update<'_>,
+        bodies: &[String],
+    ) {
+        if let Some(o) = &update.overtakes
+            && !bodies.is_empty()
+        {
+            let appends = Appends {
+                spec: o.spec,
+                bodies,
+            };
+            self.append_events(data, &bracket.events(), &appends);
+        }
+    }
+}
+
 impl RankingStore for MemoryStore {
     async fn update(
         &self,
@@ -193,7 +238,10 @@ impl RankingStore for MemoryStore {
     ) -> Result<UpdateReply, StoreError> {
         let now = self.clock.now();
         let mut data = self.data();
-        Ok(Self::bracket(&mut data, bracket).update(update, now))
+        let mut logged = Vec::new();
+        let reply = Self::bracket(&mut data, bracket).update(update, now, &mut logged);
+        self.log_overtakes(&mut data, bracket, update, &logged);
+        Ok(reply)
     }
 
     async fn update_many(
@@ -202,9 +250,15 @@ impl RankingStore for MemoryStore {
     ) -> Vec<Result<UpdateReply, StoreError>> {
         let now = self.clock.now();
         let mut data = self.data();
+        let mut logged = Vec::new();
         updates
             .iter()
-            .map(|(keys, u)| Ok(Self::bracket(&mut data, keys).update(u, now)))
+            .map(|(keys, u)| {
+                logged.clear();
+                let reply = Self::bracket(&mut data, keys).update(u, now, &mut logged);
+                self.log_overtakes(&mut data, keys, u, &logged);
+                Ok(reply)
+            })
             .collect()
     }
 

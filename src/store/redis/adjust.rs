@@ -30,6 +30,9 @@ impl AdjustStore for RedisStore {
             .arg(a.time.start_ms)
             .arg(a.time.closes_ms)
             .arg(attempt_token());
+        if let Some((spec, head)) = &a.logged {
+            inv.key(bracket.events()).arg(spec.arg()).arg(head);
+        }
         // Idempotent: a resend finds the first run's answer by its attempt token.
         let reply = self.invoke_write("adjust", Retry::Idempotent, &inv).await?;
         let items = array(reply, "adjust reply")?;

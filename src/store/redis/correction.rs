@@ -10,7 +10,8 @@ use super::{RedisStore, Retry};
 use crate::error::StoreError;
 use crate::store::keys::{BracketKeys, PlayerKeys};
 use crate::store::{
-    Begun, CorrectionRecord, CorrectionStart, CorrectionStore, CorrectionVersion, Revocation,
+    Appends, Begun, CorrectionRecord, CorrectionStart, CorrectionStore, CorrectionVersion,
+    Revocation,
 };
 
 /// The correction record's versions, marks and progress, from its hash's fields.
@@ -140,6 +141,7 @@ impl CorrectionStore for RedisStore {
         version: u64,
         outcomes: &[(&str, &str)],
         marks: &[(&str, u64)],
+        events: Option<Appends<'_>>,
     ) -> Result<bool, StoreError> {
         let mut inv = SCRIPTS.correction_apply.prepare_invoke();
         inv.key(bracket.correction())
@@ -147,8 +149,25 @@ impl CorrectionStore for RedisStore {
             .arg("apply")
             .arg(version)
             .arg(super::outcomes::encode(outcomes));
-        for (p, v) in marks {
-            inv.arg(*p).arg(*v);
+        match events {
+            Some(events) => {
+                if events.bodies.len() != marks.len() {
+                    return Err(StoreError::Protocol(format!(
+                        "apply_correction: {} events for {} marks",
+                        events.bodies.len(),
+                        marks.len()
+                    )));
+                }
+                inv.key(bracket.events()).arg(events.spec.arg());
+                for ((p, v), body) in marks.iter().zip(events.bodies) {
+                    inv.arg(*p).arg(*v).arg(body);
+                }
+            }
+            None => {
+                for (p, v) in marks {
+                    inv.arg(*p).arg(*v);
+                }
+            }
         }
         let reply = self
             .invoke_write("apply_correction", Retry::Idempotent, &inv)

@@ -57,6 +57,8 @@ struct Shared {
     start: i64,
     closes: i64,
     skew: i64,
+    /// The event log's spec when the updates log `player.overtaken`.
+    overtakes: Option<LogSpec>,
 }
 
 impl Shared {
@@ -78,6 +80,7 @@ impl Shared {
             start: update.time.start_ms,
             closes: update.time.closes_ms,
             skew: update.time.skew_ms,
+            overtakes: update.overtakes.as_ref().map(|o| o.spec),
         }
     }
 }
@@ -108,9 +111,9 @@ fn update_call(items: &[Item<'_, '_>]) -> ScriptInvocation<'static> {
             _ => None,
         })
         .max();
-    // The limits ride on the mode argument, so that a season without them sends
-    // exactly what it always did.
-    let mode = if shared.limits.is_empty() {
+    // The limits and the overtaken events ride on the mode argument, so that a season
+    // without them sends exactly what it always did.
+    let mut mode = if shared.limits.is_empty() {
         shared.mode.to_owned()
     } else {
         let l = &shared.limits;
@@ -124,6 +127,10 @@ fn update_call(items: &[Item<'_, '_>]) -> ScriptInvocation<'static> {
             opt(l.rate.map(|r| r.window_ms())),
         )
     };
+    if let Some(spec) = shared.overtakes {
+        mode.push('|');
+        mode.push_str(&spec.arg());
+    }
     let rated = shared.limits.rate.is_some();
     inv.arg(mode)
         .arg(shared.max.to_string())
@@ -153,6 +160,13 @@ fn update_call(items: &[Item<'_, '_>]) -> ScriptInvocation<'static> {
         if rated {
             inv.key(keys.rate());
         }
+        let overtakes = update
+            .overtakes
+            .as_ref()
+            .filter(|_| shared.overtakes.is_some());
+        if overtakes.is_some() {
+            inv.key(keys.events());
+        }
         inv.arg(update.player)
             .arg(update.value.clamp(-limit, limit))
             .arg(if valid {
@@ -164,6 +178,9 @@ fn update_call(items: &[Item<'_, '_>]) -> ScriptInvocation<'static> {
             .arg(*token)
             .arg(update.time.at_ms)
             .arg(if update.rank { "1" } else { "" });
+        if let Some(o) = overtakes {
+            inv.arg(&o.head).arg(&o.tail);
+        }
     }
     inv
 }

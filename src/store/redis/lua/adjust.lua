@@ -13,6 +13,9 @@
 -- ARGV[10] the call's attempt token: the answer is kept in the meta hash under
 -- "adj:<token>", so that a resend of the call is answered as the first and changes
 -- nothing again.
+-- KEYS[4], ARGV[11], ARGV[12]  with a season's `[events]` only: the bracket's event
+-- log, its spec and the score.adjusted event's head (up to its "data":), appended
+-- with the scores before and after when the adjustment applies (events.lua)
 --
 -- Reply: {"adjusted", before, after} (packed values), {"out_of_range", current},
 -- {"not_placed"}, {"closed"}, {"not_yet", ms to wait}, {"malformed", what}.
@@ -76,6 +79,10 @@ end
 -- The answer, for a resend; a meta created here takes the board's expiry
 -- (page_expiry.lua).
 redis.call('HSET', KEYS[2], mark, fmt(packed) .. ':' .. fmt(newpacked))
+if KEYS[4] then
+  append_events(4, ARGV[11],
+    {ARGV[12] .. '{"before":' .. fmt(score) .. ',"after":' .. fmt(result) .. '}}'})
+end
 local left = redis.call('PTTL', KEYS[1])
 if left > 0 then
   keep_new(2, 1, left, left + 1)

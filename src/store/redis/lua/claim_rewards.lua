@@ -38,13 +38,20 @@ for i = 1, #all, 2 do
   end
 end
 if KEYS[3] and #answer > 0 then
-  local rewards = {}
+  -- {"rewards":[{"grant":G,"source":S},...]}} in source order, byte for byte as the
+  -- in-memory store writes it (serde_json, keys sorted).
+  local order = {}
   for i = 1, #answer, 2 do
-    rewards[#rewards + 1] = {source = answer[i], grant = answer[i + 1]}
+    order[#order + 1] = i
   end
-  table.sort(rewards, function(a, b) return a.source < b.source end)
+  table.sort(order, function(a, b) return answer[a] < answer[b] end)
+  local rewards = {}
+  for _, i in ipairs(order) do
+    rewards[#rewards + 1] = '{"grant":' .. json_text(answer[i + 1]) .. ',"source":'
+      .. json_text(answer[i]) .. '}'
+  end
   append_events(3, ARGV[5],
-    {ARGV[6] .. cjson.encode({rewards = rewards}) .. '}'})
+    {ARGV[6] .. '{"rewards":[' .. table.concat(rewards, ',') .. ']}}'})
 end
 if with_id then
   -- An empty Lua table encodes as {} in cjson; store [] so it parses as a list.

@@ -25,7 +25,9 @@
 -- ARGV[1]  mode: increment | best | set; followed, when the season has `[limits]`, by
 --          " max_value max_period_score rate_count rate_window_ms" ("-" for a limit
 --          not set: see `season/limits.rs`). Without limits nothing below reads them,
---          and an update runs no command for them.
+--          and an update runs no command for them. Then, when the season has
+--          `[events] overtaken = true`, by "|keep cap" (the log's spec, events.lua);
+--          without it nothing below logs, and an update runs no command for it.
 -- ARGV[2]  max_score; -1 means no score is in range (the caller found the packing
 --          parameters invalid, where the in-memory store refuses every update)
 -- ARGV[3]  span (T)
@@ -34,7 +36,9 @@
 --          ARGV[7] the allowed skew (all ms)
 --
 -- Per update i, four keys from KEYS[4(i-1) + 1] (five with a rate limit: the fifth
--- is the bracket's rate hash) and seven arguments from ARGV[7 + 7(i-1) + 1]:
+-- is the bracket's rate hash; one more, the last, with overtaken events: the
+-- bracket's event log) and seven arguments from ARGV[7 + 7(i-1) + 1] (nine with
+-- overtaken events):
 -- KEYS  bracket board (zset: player -> minus the packed score); bracket meta (hash:
 --       field "closed" marks a closed bracket, "paged" that the page cache may hold
 --       pages); bracket page cache (see open_page.lua), deleted when the board
@@ -47,7 +51,16 @@
 --       token (identifies this update across client-side retries); the event's time;
 --       "1" to answer the rank after the update, "" not to (ZRANK scans the board's
 --       listpack from the top: 12% of an update's instructions, a few per cent of its
---       time at a million players, where the update's cold keys cost more)
+--       time at a million players, where the update's cold keys cost more);
+--       with overtaken events, the `player.overtaken` body up to the passed player's
+--       id and from after it up to their rank (src/store/events.rs, `Overtakes`)
+--
+-- Overtaken events: an applied update that moves its player up logs one event per
+-- player it passed (those now just below it that were above it), in rank order, each
+-- with that player's new rank (1-based). A player who never scored (packed 0) is
+-- passed by anyone's first score and is not told. Costs, only with them on: a ZRANK
+-- before the ZADD of an update that moves its player up, a ZRANK after (unless the
+-- rank is asked for) and a ZRANGE of the players passed, with an XADD for each.
 --
 -- Reply: one per update, in order (all strings; rank "" when not asked for, and for
 -- a duplicate when the first answer had none):
@@ -63,6 +76,15 @@
 --   {"refused", error}                   the server refused a command of the update
 
 local mode = ARGV[1]
+-- The event log's spec when updates log overtaken events (nil: they do not).
+local overtakes
+do
+  local bar = string.find(mode, '|', 1, true)
+  if bar then
+    overtakes = string.sub(mode, bar + 1)
+    mode = string.sub(mode, 1, bar - 1)
+  end
+end
 -- The season's limits, if any (nil: none, the common case).
 local limits
 do
@@ -74,8 +96,14 @@ do
               count = tonumber(count), window = tonumber(window)}
   end
 end
--- Keys per update: a rate limit adds the bracket's rate hash.
+-- Keys per update: a rate limit adds the bracket's rate hash, overtaken events the
+-- bracket's event log (the last); arguments per update: those events add two.
 local per = (limits and limits.count) and 5 or 4
+local stride = 7
+if overtakes then
+  per = per + 1
+  stride = 9
+end
 local max = tonumber(ARGV[2])
 local span = tonumber(ARGV[3])
 local start = tonumber(ARGV[5])
@@ -115,8 +143,8 @@ local function unless_seen(ask, reply)
   return reply
 end
 
--- Update i's keys are KEYS[k + 1..per] and its arguments ARGV[a + 1..7]:
--- k = per(i-1), a = 7 + 7(i-1).
+-- Update i's keys are KEYS[k + 1..per] and its arguments ARGV[a + 1..stride]:
+-- k = per(i-1), a = 7 + stride(i-1).
 local function update(k, a)
   local player = ARGV[a + 1]
   local window = ARGV[a + 4]
@@ -243,6 +271,11 @@ local function update(k, a)
   -- The board stores minus the packed value, written from its printed form (one
   -- string.format, not two); 0 as "0", never "-0".
   local out_packed = fmt(newpacked)
+  -- The player's place before, when they move up and passed players are told.
+  local was
+  if overtakes and newpacked > packed then
+    was = redis.call('ZRANK', KEYS[k + 1], player)
+  end
   redis.call('ZADD', KEYS[k + 1], newpacked == 0 and '0' or '-' .. out_packed, player)
   local out_rank = ''
   if ARGV[a + 7] ~= '' then
@@ -272,6 +305,22 @@ local function update(k, a)
     redis.call('HSET', KEYS[k + 5], player, fmt(tat))
     redis.call('PEXPIRE', KEYS[k + 5], limits.window + 60000)
   end
+  if was then
+    -- Applied (a retry returned above): the players now between the player's new
+    -- place and their old one were passed.
+    local place = out_rank ~= '' and tonumber(out_rank) or redis.call('ZRANK', KEYS[k + 1], player)
+    if place < was then
+      local passed = redis.call('ZRANGE', KEYS[k + 1], place + 1, was, 'WITHSCORES')
+      local bodies = {}
+      for j = 1, #passed, 2 do
+        if passed[j + 1] ~= '0' then
+          bodies[#bodies + 1] = ARGV[a + 8] .. json_text(passed[j]) .. ARGV[a + 9]
+            .. fmt(place + 1 + (j + 1) / 2) .. '}}'
+        end
+      end
+      append_events(k + per, overtakes, bodies)
+    end
+  end
   -- The hot answer as one string, not a table: Redis turns each table of a script's
   -- reply into RESP by looking up six special fields of it (err, ok, double, ...):
   -- about 5,000 instructions, 4% of an update, under callgrind.
@@ -295,6 +344,6 @@ end
 
 local reply = {}
 for i = 1, #KEYS / per do
-  reply[i] = each(per * (i - 1), 7 + 7 * (i - 1))
+  reply[i] = each(per * (i - 1), 7 + stride * (i - 1))
 end
 return reply
