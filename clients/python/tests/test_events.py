@@ -1,8 +1,10 @@
 """The event log seen from a game server: the player stream across a rollover, resumed
-after a disconnect, and a signed webhook to a local receiver.
+after a disconnect, a signed webhook to a local receiver, and a delivery given up (a
+dead letter) listed and replayed.
 
 Marked `events`: run with `clients/python/run --events`, which also sets
-LEAGUEKIT_WEBHOOK_URLS and LEAGUEKIT_WEBHOOK_SECRET on the server.
+LEAGUEKIT_WEBHOOK_URLS and LEAGUEKIT_WEBHOOK_SECRET on the server, with two attempts
+per delivery 200 ms apart.
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ from leaguekit_client import (
     Event,
     EventStream,
     LeagueClient,
+    LeagueError,
     OutcomeEvent,
     PeriodClosed,
     PlayerPlaced,
     RewardGranted,
     StreamItem,
+    parse_event_json,
     verify_webhook,
 )
+from leaguekit_client.models import DeadLetterOut
 
 from .conftest import Server
 from .test_season import roll_over
@@ -35,14 +40,20 @@ from .test_season import roll_over
 pytestmark = pytest.mark.events
 
 
-def collect(stream: EventStream) -> queue.Queue[StreamItem | BaseException]:
+Items = queue.Queue[StreamItem | BaseException | None]
+"""What a stream read in a thread gave: its items, then None when the iteration ended,
+or the exception that ended it."""
+
+
+def collect(stream: EventStream) -> Items:
     """Reads the stream in a thread, so the test waits with a deadline."""
-    q: queue.Queue[StreamItem | BaseException] = queue.Queue()
+    q: Items = queue.Queue()
 
     def read() -> None:
         try:
             for item in stream:
                 q.put(item)
+            q.put(None)
         except BaseException as e:  # handed to the test
             q.put(e)
 
@@ -51,7 +62,7 @@ def collect(stream: EventStream) -> queue.Queue[StreamItem | BaseException]:
 
 
 def events_until(
-    q: queue.Queue[StreamItem | BaseException],
+    q: Items,
     done: Callable[[Event], bool],
     seconds: float = 60,
 ) -> list[Event]:
@@ -65,11 +76,24 @@ def events_until(
             break
         if isinstance(item, BaseException):
             raise item
+        if item is None:
+            break
         if isinstance(item, Event):
             out.append(item)
             if done(item):
                 return out
     raise AssertionError(f"the stream did not get there within {seconds} s; got {[e.type for e in out]}")
+
+
+def ended(q: Items, seconds: float = 5) -> None:
+    """The thread's iteration ends (within ``seconds``), without an error."""
+    deadline = time.monotonic() + seconds
+    while True:
+        item = q.get(timeout=max(0.0, deadline - time.monotonic()))
+        if item is None:
+            return
+        if isinstance(item, BaseException):
+            raise item
 
 
 def test_a_player_stream_across_a_rollover_resumed_after_a_disconnect(
@@ -81,10 +105,15 @@ def test_a_player_stream_across_a_rollover_resumed_after_a_disconnect(
 
     with LeagueClient(server.url, token) as client:
         first = client.player_events(ana)
-        seen = events_until(collect(first), lambda e: isinstance(e, PlayerPlaced))
+        reading = collect(first)
+        seen = events_until(reading, lambda e: isinstance(e, PlayerPlaced))
         cursor = first.last_event_id
         assert cursor is not None and seen[-1].cursor == cursor and seen[-1].player == ana
-        first.close()  # the game's client goes away
+        # The game's client goes away: closed from this thread while the reading thread
+        # waits for the next event, which ends that iteration at once.
+        first.close()
+        ended(reading)
+        assert first.closed and first.last_event_id == cursor
 
         # While it is away, the period closes.
         period = roll_over(ops, game)
@@ -102,19 +131,28 @@ def test_a_player_stream_across_a_rollover_resumed_after_a_disconnect(
         whole.close()
 
     assert [e.id for e in everything] == [e.id for e in seen] + [e.id for e in after]
+    assert len({e.id for e in everything}) == len(everything)  # nothing twice
     assert cursor not in [e.cursor for e in after]
     outcomes = [e for e in after if isinstance(e, OutcomeEvent)]
     assert len(outcomes) == 1 and outcomes[0].period == period and outcomes[0].player == ana
     assert any(isinstance(e, RewardGranted) and e.player == ana for e in after)
 
 
+Delivery = tuple[dict[str, str], bytes]
+
+
+DOWN_FOR: set[str] = set()
+"""Players whose events the receiver answers 500 (the others get 204)."""
+
+
 class Receiver(BaseHTTPRequestHandler):
-    received: queue.Queue[tuple[dict[str, str], bytes]] = queue.Queue()
+    received: queue.Queue[Delivery] = queue.Queue()
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         self.received.put(({k.lower(): v for k, v in self.headers.items()}, body))
-        self.send_response(204)
+        down = parse_event_json(body).player in DOWN_FOR
+        self.send_response(500 if down else 204)
         self.end_headers()
 
     def log_message(self, format: str, *args: object) -> None:
@@ -122,7 +160,7 @@ class Receiver(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def receiver() -> Iterator[queue.Queue[tuple[dict[str, str], bytes]]]:
+def receiver() -> Iterator[queue.Queue[Delivery]]:
     port = int(os.environ.get("LEAGUEKIT_TEST_WEBHOOK_PORT", "0"))
     if not port:
         pytest.fail("LEAGUEKIT_TEST_WEBHOOK_PORT is not set: run clients/python/run --events")
@@ -131,12 +169,13 @@ def receiver() -> Iterator[queue.Queue[tuple[dict[str, str], bytes]]]:
     try:
         yield Receiver.received
     finally:
+        DOWN_FOR.clear()
         httpd.shutdown()
         httpd.server_close()
 
 
 def test_a_signed_webhook_reaches_a_receiver(
-    server: Server, game: LeagueClient, receiver: queue.Queue[tuple[dict[str, str], bytes]]
+    server: Server, game: LeagueClient, receiver: queue.Queue[Delivery]
 ) -> None:
     bo = f"bo-{uuid.uuid4().hex[:8]}"
     game.join(bo)
@@ -153,3 +192,61 @@ def test_a_signed_webhook_reaches_a_receiver(
         if isinstance(event, PlayerPlaced) and event.player == bo:
             return
     raise AssertionError(f"no player.placed webhook for {bo} within 60 s")
+
+
+def test_a_dead_letter_is_listed_and_replayed(
+    server: Server, game: LeagueClient, ops: LeagueClient, receiver: queue.Queue[Delivery]
+) -> None:
+    di = f"di-{uuid.uuid4().hex[:8]}"
+    DOWN_FOR.add(di)
+    game.join(di)
+
+    # Both attempts fail: the placement becomes a dead letter.
+    deadline = time.monotonic() + 60
+    letters: list[DeadLetterOut] = []
+    while not letters:
+        assert time.monotonic() < deadline, f"no dead letter for {di} within 60 s"
+        letters = [
+            letter
+            for letter in ops.dead_letters()["dead"]
+            if parse_event_json(letter["event"]).player == di
+        ]
+        if not letters:
+            time.sleep(0.2)
+    (letter,) = letters
+    placed = parse_event_json(letter["event"])
+    assert isinstance(placed, PlayerPlaced) and placed.id == letter["id"]
+    assert letter["url"] == os.environ["LEAGUEKIT_WEBHOOK_URLS"]
+    assert letter["attempts"] == 2 and "500" in letter["error"] and not letter["replay"]
+
+    with pytest.raises(ValueError):  # checked before anything is sent
+        ops.replay_dead_letters(reason="neither ids nor all")
+    with pytest.raises(LeagueError) as e:
+        ops.replay_dead_letters(ids=["p1/bronze/b1@0-0"], reason="no such letter")
+    assert e.value.code == "bad_request"
+    with pytest.raises(LeagueError) as e:
+        game.replay_dead_letters(ids=[letter["id"]], reason="a game server may not")
+    assert e.value.code == "forbidden"
+
+    # The receiver is fixed; the operator replays the letter.
+    DOWN_FOR.discard(di)
+    replayed = ops.replay_dead_letters(ids=[letter["id"]], reason="receiver fixed")
+    assert replayed["marked"] == 1
+    assert [(d["id"], d["replay"]) for d in replayed["dead"]] == [(letter["id"], True)]
+    tries: list[str] = []
+    deadline = time.monotonic() + 30
+    while len(tries) < 3:
+        try:
+            headers, body = receiver.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise AssertionError(f"the replayed letter was not delivered; got {tries}") from None
+        event = verify_webhook(server.webhook_secret, headers.get("leaguekit-signature"), body)
+        assert headers["leaguekit-event-id"] == event.id
+        if event.player == di:
+            tries.append(event.id)
+    # Twice given up, then once replayed: the same event each time.
+    assert tries == [letter["id"]] * 3
+    deadline = time.monotonic() + 30
+    while any(d["id"] == letter["id"] for d in ops.dead_letters()["dead"]):
+        assert time.monotonic() < deadline, "the replayed letter is still listed"
+        time.sleep(0.2)

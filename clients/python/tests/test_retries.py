@@ -208,3 +208,50 @@ def test_the_async_client_resends_the_same_request_id() -> None:
     asyncio.run(main())
     ids = [b["request_id"] for b in script.bodies()]
     assert len(ids) == 2 and ids[0] == ids[1] and len(sleeps) == 1
+
+
+def test_dead_letters_are_listed_with_retries_and_a_replay_is_never_resent() -> None:
+    letter_id = "p45/bronze/b3@1-0"
+    letter = {
+        "id": letter_id,
+        "url": "https://game.test/hook",
+        "event": "{}",
+        "attempts": 8,
+        "error": "HTTP 500",
+        "at": "2026-01-01T00:00:00Z",
+        "replay": False,
+    }
+    script = Script(error(503, "store_unavailable"), httpx.Response(200, json={"dead": [letter]}))
+    sleeps: list[float] = []
+    with client(script, sleeps) as c:
+        assert c.dead_letters()["dead"] == [letter]
+    assert [(r.method, r.url.path) for r in script.requests] == [("GET", "/v1/webhooks/dead")] * 2
+
+    script = Script(
+        httpx.Response(200, json={"marked": 1, "dead": [{**letter, "replay": True}]}),
+        error(500, "internal"),
+    )
+    with client(script, sleeps) as c:
+        assert c.replay_dead_letters(ids=[letter_id], reason="receiver fixed")["marked"] == 1
+        with pytest.raises(LeagueError):
+            c.replay_dead_letters(all=True, reason="again")
+        with pytest.raises(ValueError):
+            c.replay_dead_letters(reason="neither")
+        with pytest.raises(ValueError):
+            c.replay_dead_letters(ids=["x"], all=True, reason="both")
+    assert [r.url.path for r in script.requests] == ["/v1/webhooks/dead:replay"] * 2
+    assert script.bodies() == [
+        {"ids": [letter_id], "reason": "receiver fixed"},
+        {"all": True, "reason": "again"},
+    ]
+
+    async def replay() -> int:
+        s = Script(httpx.Response(200, json={"marked": 0, "dead": []}))
+        async with AsyncLeagueClient(
+            "http://league.test", "t", transport=httpx.MockTransport(s)
+        ) as a:
+            out = await a.replay_dead_letters(all=True, reason="async")
+            assert out["marked"] == 0
+        return len(s.requests)
+
+    assert asyncio.run(replay()) == 1

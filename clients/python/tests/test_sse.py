@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 import json
 from collections.abc import AsyncIterator, Iterator
 
@@ -173,3 +175,96 @@ def test_the_async_stream_resumes_the_same_way() -> None:
     events = asyncio.run(main())
     assert [e.cursor for e in events] == ["c1", "c2"]
     assert last_ids == [None, "c1"]
+
+
+class Hanging(httpx.SyncByteStream):
+    """A stream body that sends one event, then waits until the response is closed."""
+
+    def __init__(self, first: bytes) -> None:
+        self.first = first
+        self.released = threading.Event()
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self.first
+        self.released.wait(30)
+
+    def close(self) -> None:
+        self.released.set()
+
+
+def test_a_stream_closed_from_another_thread_ends_its_iteration() -> None:
+    requests: list[httpx.Request] = []
+    body = Hanging(sse("player.placed", event_json(1), "c1"))
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    with LeagueClient("http://league.test", "t", transport=httpx.MockTransport(handler)) as c:
+        stream = c.player_events("ana")
+        got: list[object] = []
+        ended = threading.Event()
+
+        def read() -> None:
+            for item in stream:  # blocks after the first event
+                got.append(item)
+            ended.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 5
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(got) == 1 and not ended.is_set()
+        stream.close()  # not "generator already executing"
+        assert ended.wait(5), "the reading thread's iteration did not end"
+        stream.close()  # twice is fine
+        with pytest.raises(StopIteration):
+            next(stream)
+    assert stream.closed and stream.last_event_id == "c1"
+    assert len(requests) == 1  # closed, not reconnected
+
+
+class AsyncHanging(httpx.AsyncByteStream):
+    def __init__(self, first: bytes) -> None:
+        self.first = first
+        self.released = asyncio.Event()
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self.first
+        await self.released.wait()
+
+    async def aclose(self) -> None:
+        self.released.set()
+
+
+def test_an_async_stream_closed_from_another_task_ends_its_iteration() -> None:
+    requests: list[httpx.Request] = []
+
+    async def main() -> list[object]:
+        body = AsyncHanging(sse("player.placed", event_json(1), "c1"))
+
+        async def handler(request: httpx.Request) -> httpx.Response:
+            requests.append(request)
+            return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+        async with AsyncLeagueClient(
+            "http://league.test", "t", transport=httpx.MockTransport(handler)
+        ) as c:
+            stream = c.player_events("ana")
+            got: list[object] = []
+
+            async def read() -> None:
+                async for item in stream:
+                    got.append(item)
+
+            reader = asyncio.create_task(read())
+            while not got:
+                await asyncio.sleep(0.01)
+            await stream.aclose()  # not "asynchronous generator is already running"
+            await asyncio.wait_for(reader, 5)
+            assert stream.closed
+            return got
+
+    got = asyncio.run(main())
+    assert len(got) == 1 and len(requests) == 1

@@ -428,6 +428,23 @@ export class LeagueClient {
         );
     }
 
+    /** `GET /v1/webhooks/dead`: webhook deliveries given up after every attempt, per URL. */
+    deadLetters(options?: CallOptions): Promise<Answer<"dead">> {
+        return this.#json<"dead">({ method: "GET", route: "/v1/webhooks/dead", safety: "read" }, options);
+    }
+
+    /**
+     * `POST /v1/webhooks/dead:replay`: marks dead letters (`ids`, event ids, or
+     * `all: true`) to be sent again within about 5 s, with a `reason` (audited).
+     * Never resent.
+     */
+    replayDeadLetters(body: Schemas["ReplayIn"], options?: CallOptions): Promise<Answer<"replay">> {
+        return this.#json<"replay">(
+            { method: "POST", route: "/v1/webhooks/dead:replay", body, safety: "unsafe" },
+            options,
+        );
+    }
+
     // --- Live events ---
 
     /**

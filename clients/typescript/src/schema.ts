@@ -572,6 +572,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/dead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhook dead letters: events given up after every attempt, per URL. Admin
+         *     tokens only.
+         */
+        get: operations["dead"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/dead:replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Marks webhook dead letters for replay (an admin token only): `{"ids": [...]}` or
+         *     `{"all": true}`, with a reason. The deliverers send each marked letter again
+         *     within about 5 s and remove it once delivered. Audited.
+         */
+        post: operations["replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -799,6 +840,34 @@ export interface components {
             /** Format: int64 */
             period: number;
             tiers: components["schemas"]["TierCountOut"][];
+        };
+        /** @description An event that could not be delivered to one URL. */
+        DeadLetterOut: {
+            /**
+             * Format: date-time
+             * @description When it was given up, or its last replay failed (RFC 3339).
+             */
+            at: string;
+            /**
+             * Format: int32
+             * @description Attempts made, replays included.
+             */
+            attempts: number;
+            /** @description The last attempt's failure (`HTTP 500`, `no answer in 10000 ms`, ...). */
+            error: string;
+            /** @description The event JSON, as sent (a string). */
+            event: string;
+            /** @description The event's id (`Leaguekit-Event-Id`). */
+            id: string;
+            /** @description Marked for replay and not yet delivered. */
+            replay: boolean;
+            /** @description The URL it failed at. */
+            url: string;
+        };
+        /** @description The dead letters. */
+        DeadLettersOut: {
+            /** @description By event id, then URL (at most 1000). */
+            dead: components["schemas"]["DeadLetterOut"][];
         };
         /**
          * @description `applied` (the update changed the score) or `duplicate` (its request id had been
@@ -1117,6 +1186,26 @@ export interface components {
             profile: {
                 [key: string]: string;
             };
+        };
+        /** @description Body of a replay: `ids` or `all`, and why. */
+        ReplayIn: {
+            /** @description Replay every dead letter. */
+            all?: boolean | null;
+            /** @description The event ids to replay (each listed by `GET /v1/webhooks/dead`). */
+            ids?: string[] | null;
+            /** @description Why, kept in the audit log (and shown with corrected outcomes): 1-500 characters, not only spaces, no control characters. */
+            reason?: string;
+        };
+        /** @description The letters marked for replay. */
+        ReplayOut: {
+            /** @description The letters marked. */
+            dead: components["schemas"]["DeadLetterOut"][];
+            /**
+             * Format: int64
+             * @description How many letters were marked: each is sent again within about 5 s and removed
+             *     once delivered; one that fails again stays, unmarked, with its new error.
+             */
+            marked: number;
         };
         /** @description Body of a re-settlement. */
         ResettleIn: {
@@ -3565,6 +3654,129 @@ export interface operations {
             };
             /** @description unknown_tier, unknown_period */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    dead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadLettersOut"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: not an admin token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplayIn"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayOut"];
+                };
+            };
+            /** @description bad_request: neither or both of ids and all, an id with no dead letter, or a bad reason */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: not an admin token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description body_timeout: the body did not finish arriving within the request timeout; nothing was written */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over the limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,13 +1,15 @@
 // Live events against `leaguekit serve`: a player's stream followed across a rollover,
 // dropped and resumed from its cursor (compared with a stream that never dropped),
-// and a signed webhook received by a local receiver that fails its first delivery.
+// a signed webhook received by a local receiver that fails its first delivery, and a
+// delivery given up (a dead letter), listed and replayed.
 // Run by `clients/typescript/run --events` (`npm run test:events`), which sets
-// LEAGUEKIT_WEBHOOK_URLS and LEAGUEKIT_WEBHOOK_SECRET on the server.
+// LEAGUEKIT_WEBHOOK_URLS and LEAGUEKIT_WEBHOOK_SECRET on the server, and 2 attempts
+// per delivery (LEAGUEKIT_WEBHOOK_ATTEMPTS) 200 ms apart (LEAGUEKIT_WEBHOOK_BACKOFF_MS).
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
-import { LeagueClient, verifyWebhook, type LeagueEvent, type StreamedEvent } from "../src/index.js";
-import { baseUrl, rollOver, run, server } from "./env.js";
+import { LeagueClient, verifyWebhook, type LeagueEvent, type Schemas, type StreamedEvent } from "../src/index.js";
+import { admin, baseUrl, rollOver, run, server } from "./env.js";
 
 const hookPort = Number(process.env["LEAGUEKIT_TEST_WEBHOOK_PORT"]);
 const hookSecret = process.env["LEAGUEKIT_TEST_WEBHOOK_SECRET"] ?? "";
@@ -111,19 +113,24 @@ describe("webhooks", () => {
     interface Delivery {
         headers: IncomingMessage["headers"];
         body: Buffer;
+        event: LeagueEvent;
         answered: number;
     }
     const deliveries: Delivery[] = [];
+    /** Says which deliveries the receiver answers 500 (every other one gets 204). */
+    let fails: (event: LeagueEvent, earlier: Delivery[]) => boolean = () => false;
     const receiver = createServer((req, res) => {
         const chunks: Buffer[] = [];
         req.on("data", (chunk: Buffer) => chunks.push(chunk));
         req.on("end", () => {
-            // The first delivery fails: the server must send it again.
-            const answered = deliveries.length === 0 ? 500 : 204;
-            deliveries.push({ headers: req.headers, body: Buffer.concat(chunks), answered });
+            const body = Buffer.concat(chunks);
+            const event = JSON.parse(body.toString("utf8")) as LeagueEvent;
+            const answered = fails(event, deliveries) ? 500 : 204;
+            deliveries.push({ headers: req.headers, body, event, answered });
             res.writeHead(answered).end();
         });
     });
+    const placedOf = (player: string) => (d: Delivery) => d.event.player === player && d.event.type === "player.placed";
     before(async () => {
         assert.ok(Number.isInteger(hookPort) && hookSecret !== "", "run with clients/typescript/run --events");
         await new Promise<void>((resolve) => receiver.listen(hookPort, "127.0.0.1", resolve));
@@ -134,13 +141,12 @@ describe("webhooks", () => {
 
     it("receives a signed event, verifies it, and gets a failed delivery again", async () => {
         const cy = `hook-cy-${run}`;
+        // The first delivery of cy's placement fails: the server must send it again.
+        fails = (event, earlier) =>
+            event.player === cy && event.type === "player.placed" && !earlier.some(placedOf(cy));
         await server.submit(cy, { value: 3 });
-        const mine = (): Delivery[] =>
-            deliveries.filter((d) => {
-                const event = JSON.parse(d.body.toString("utf8")) as LeagueEvent;
-                return event.player === cy && event.type === "player.placed";
-            });
-        await until("the webhook of cy's placement", () => mine().some((d) => d.answered === 204), 60_000);
+        await until("the webhook of cy's placement, sent again", () =>
+            deliveries.some((d) => placedOf(cy)(d) && d.answered === 204), 60_000);
         for (const delivery of deliveries) {
             assert.equal(delivery.headers["content-type"], "application/json");
             const event = verifyWebhook({
@@ -151,15 +157,62 @@ describe("webhooks", () => {
             assert.equal(delivery.headers["leaguekit-event-id"], event.id);
             assert.equal(delivery.headers["leaguekit-event-type"], event.type);
         }
-        const failed = deliveries[0];
+        const mine = deliveries.filter(placedOf(cy));
+        assert.deepEqual(mine.map((d) => d.answered), [500, 204], "the delivery answered 500 was sent again, once");
+        assert.equal(mine[0]?.headers["leaguekit-event-id"], mine[1]?.headers["leaguekit-event-id"]);
+        assert.equal(mine[0]?.event.id, mine[1]?.headers["leaguekit-event-id"]);
+        const failed = mine[0];
         assert.ok(failed !== undefined);
-        const failedId = failed.headers["leaguekit-event-id"];
-        assert.ok(
-            deliveries.some((d, i) => i > 0 && d.headers["leaguekit-event-id"] === failedId),
-            "the delivery answered 500 was sent again with the same event id",
-        );
         assert.throws(() =>
             verifyWebhook({ secret: `${hookSecret}x`, signature: failed.headers["leaguekit-signature"], body: failed.body }),
         );
+    });
+
+    it("lists an event given up as a dead letter, and replays it", async () => {
+        const di = `hook-di-${run}`;
+        let down = true;
+        fails = (event) => down && event.player === di;
+        await server.submit(di, { value: 5 });
+        // Every attempt fails (the run allows 2): the placement becomes a dead letter.
+        let letter: Schemas["DeadLetterOut"] | undefined;
+        const deadline = Date.now() + 60_000;
+        while (letter === undefined) {
+            const listed = await admin.deadLetters();
+            letter = listed.dead.find((l) => {
+                const event = JSON.parse(l.event) as LeagueEvent;
+                return event.player === di && event.type === "player.placed";
+            });
+            assert.ok(Date.now() < deadline, `no dead letter for ${di}'s placement within 60 s`);
+            if (letter === undefined) {
+                await new Promise((resolve) => setTimeout(resolve, 200));
+            }
+        }
+        assert.equal(letter.url, `http://127.0.0.1:${hookPort}/hooks/league`);
+        assert.equal(letter.attempts, 2);
+        assert.match(letter.error, /500/);
+        assert.equal(letter.replay, false);
+        const tries = deliveries.filter(placedOf(di));
+        assert.equal(tries.length, 2);
+        assert.ok(tries.every((d) => d.answered === 500 && d.headers["leaguekit-event-id"] === letter?.id));
+
+        // The receiver is fixed; an operator replays the letter.
+        down = false;
+        await assert.rejects(admin.replayDeadLetters({ reason: "nothing said" }), /bad_request/);
+        await assert.rejects(server.replayDeadLetters({ ids: [letter.id], reason: "not an admin" }), /forbidden/);
+        const replayed = await admin.replayDeadLetters({ ids: [letter.id], reason: "receiver fixed" });
+        assert.equal(replayed.marked, 1);
+        assert.deepEqual(replayed.dead.map((l) => [l.id, l.replay]), [[letter.id, true]]);
+        const id = letter.id;
+        await until("the replayed letter's delivery", () => deliveries.some((d) => placedOf(di)(d) && d.answered === 204), 30_000);
+        const again = deliveries.filter(placedOf(di)).at(-1);
+        assert.ok(again !== undefined);
+        assert.equal(again.headers["leaguekit-event-id"], id);
+        assert.equal(verifyWebhook({ secret: hookSecret, signature: again.headers["leaguekit-signature"], body: again.body }).id, id);
+        // Acknowledged: it leaves the list.
+        const gone = Date.now() + 30_000;
+        while ((await admin.deadLetters()).dead.some((l) => l.id === id && l.url === letter?.url)) {
+            assert.ok(Date.now() < gone, "the replayed letter is still listed 30 s after its delivery");
+            await new Promise((resolve) => setTimeout(resolve, 200));
+        }
     });
 });

@@ -163,6 +163,27 @@ describe("retries", () => {
         assert.equal(third.sent.length, 1);
     });
 
+    it("dead letters: listed with a GET that is retried; a replay is never resent", async () => {
+        const letter = { id: "p45/bronze/b3@1-0", url: "https://game.test/hook", event: "{}", attempts: 8, error: "HTTP 500", at: "2026-01-01T00:00:00Z", replay: false };
+        const listed = client([() => errorAnswer(503, "store_unavailable"), () => jsonAnswer(200, { dead: [letter] })]);
+        assert.deepEqual((await listed.league.deadLetters()).dead, [letter]);
+        assert.deepEqual(listed.sent.map((s) => [s.method, new URL(s.url).pathname]), [
+            ["GET", "/base/v1/webhooks/dead"],
+            ["GET", "/base/v1/webhooks/dead"],
+        ]);
+
+        const replayed = client([() => jsonAnswer(200, { marked: 1, dead: [{ ...letter, replay: true }] })]);
+        const answer = await replayed.league.replayDeadLetters({ ids: [letter.id], reason: "receiver fixed" });
+        assert.equal(answer.marked, 1);
+        assert.equal(replayed.sent[0]?.method, "POST");
+        assert.equal(new URL(replayed.sent[0]?.url ?? "").pathname, "/base/v1/webhooks/dead:replay");
+        assert.deepEqual(replayed.sent[0]?.body, { ids: [letter.id], reason: "receiver fixed" });
+
+        const failed = client([() => errorAnswer(500, "internal")]);
+        await assert.rejects(failed.league.replayDeadLetters({ all: true, reason: "again" }), LeagueError);
+        assert.equal(failed.sent.length, 1);
+    });
+
     it("4xx answers are thrown at once with the server's code and message", async () => {
         const { league, sent } = client([() => errorAnswer(400, "score_out_of_range")]);
         await assert.rejects(

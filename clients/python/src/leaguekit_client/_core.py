@@ -30,6 +30,7 @@ from .models import (
     ClockIn,
     ClockOut,
     CountsOut,
+    DeadLettersOut,
     ExportLine,
     HealthOut,
     JoinIn,
@@ -37,6 +38,8 @@ from .models import (
     PlacementOut,
     PlayerOut,
     ProfileOut,
+    ReplayIn,
+    ReplayOut,
     ResettleIn,
     ResettleOut,
     RewardsOut,
@@ -399,3 +402,20 @@ def player_events_path(player: str) -> str:
 
 def bracket_events_path(tier: str, bracket: int) -> str:
     return f"/v1/tiers/{seg(tier)}/brackets/{seg(bracket)}/events"
+
+
+def dead_letters() -> Call[DeadLettersOut]:
+    return Call("GET", "/v1/webhooks/dead", _json, safe_to_resend=True)
+
+
+def replay_dead_letters(ids: Sequence[str] | None, all: bool, reason: str) -> Call[ReplayOut]:
+    if (ids is None) == (not all):
+        raise ValueError("give exactly one of ids and all=True")
+    if ids is not None and not ids:
+        raise ValueError("ids is empty: give the event ids to replay")
+    body: ReplayIn = {"reason": reason}
+    if ids is not None:
+        body["ids"] = list(ids)
+    else:
+        body["all"] = True
+    return Call("POST", "/v1/webhooks/dead:replay", _json, body=body, has_body=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TypeVar
@@ -25,12 +26,14 @@ from .models import (
     ClaimOut,
     ClockOut,
     CountsOut,
+    DeadLettersOut,
     ExportLine,
     HealthOut,
     PeriodsOut,
     PlacementOut,
     PlayerOut,
     ProfileOut,
+    ReplayOut,
     ResettleOut,
     RewardsOut,
     SeasonOut,
@@ -281,6 +284,17 @@ class AsyncLeagueClient:
         """``POST /v1/periods/{period}/tiers/{tier}/brackets/{bracket}/resettle``."""
         return await self._run(core.resettle(period, tier, bracket, exclude, reason))
 
+    async def dead_letters(self) -> DeadLettersOut:
+        """``GET /v1/webhooks/dead``: webhook deliveries given up after every attempt."""
+        return await self._run(core.dead_letters())
+
+    async def replay_dead_letters(
+        self, *, reason: str, ids: Sequence[str] | None = None, all: bool = False
+    ) -> ReplayOut:
+        """``POST /v1/webhooks/dead:replay``: marks the dead letters of ``ids`` (event
+        ids), or ``all=True`` of them, to be sent again within about 5 s (audited)."""
+        return await self._run(core.replay_dead_letters(ids, all, reason))
+
     # Streams.
 
     def player_events(
@@ -300,15 +314,18 @@ class AsyncLeagueClient:
         last_event_id: str | None = None,
         *,
         cohort: str | None = None,
+        limit: int | None = None,
         max_reconnects: int = 10,
     ) -> AsyncEventStream:
         """``GET /v1/tiers/{tier}/brackets/{bracket}/events``: the bracket's events and
-        its ``standings`` snapshots."""
+        its ``standings`` snapshots (``limit`` entries each)."""
         params: core.Params = {}
         if period is not None:
             params["period"] = period
         if cohort is not None:
             params["cohort"] = cohort
+        if limit is not None:
+            params["limit"] = limit
         return AsyncEventStream(
             self, core.bracket_events_path(tier, bracket), params, last_event_id, max_reconnects
         )
@@ -316,7 +333,9 @@ class AsyncLeagueClient:
 
 class AsyncEventStream(AsyncIterator[StreamItem]):
     """The asyncio twin of :class:`~leaguekit_client.EventStream`: ``async for`` it;
-    ``await stream.aclose()`` (or ``async with``) drops the connection."""
+    ``await stream.aclose()`` (or ``async with``) drops the connection, also from
+    another task while one is waiting in the iteration: that iteration then ends
+    (``StopAsyncIteration``) instead of reconnecting."""
 
     def __init__(
         self,
@@ -332,6 +351,8 @@ class AsyncEventStream(AsyncIterator[StreamItem]):
         self.last_event_id = last_event_id
         self._max_reconnects = max_reconnects
         self._gen = self._items()
+        self._closed = asyncio.Event()
+        self._resp: httpx.Response | None = None
 
     def __aiter__(self) -> AsyncEventStream:
         return self
@@ -339,8 +360,22 @@ class AsyncEventStream(AsyncIterator[StreamItem]):
     async def __anext__(self) -> StreamItem:
         return await self._gen.__anext__()
 
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
     async def aclose(self) -> None:
-        await self._gen.aclose()
+        """Drops the connection and ends the iteration; safe from any task."""
+        self._closed.set()
+        resp, self._resp = self._resp, None
+        if resp is not None:
+            await _interrupt(resp)
+        try:
+            await self._gen.aclose()
+        except RuntimeError:
+            # Another task is inside the generator ("already running"): the
+            # connection is shut down under it, and it returns on seeing `closed`.
+            pass
 
     async def __aenter__(self) -> AsyncEventStream:
         return self
@@ -357,7 +392,7 @@ class AsyncEventStream(AsyncIterator[StreamItem]):
         c = self._client
         failures = 0
         retry_ms: int | None = None
-        while True:
+        while not self._closed.is_set():
             headers = dict(STREAM_HEADERS)
             if self.last_event_id is not None:
                 headers["Last-Event-ID"] = self.last_event_id
@@ -367,6 +402,9 @@ class AsyncEventStream(AsyncIterator[StreamItem]):
                 async with c._http.stream(
                     "GET", self._path, params=self._params, headers=headers, timeout=timeout
                 ) as resp:
+                    if self._closed.is_set():
+                        return
+                    self._resp = resp
                     if not resp.is_success:
                         await resp.aread()
                         err = core.error_of(resp)
@@ -392,8 +430,17 @@ class AsyncEventStream(AsyncIterator[StreamItem]):
                                     yield item
                             self.last_event_id = decoder.last_event_id
                             retry_ms = decoder.retry_ms
-            except httpx.TransportError:
-                pass
+            except Exception as e:
+                # A read cut by aclose() ends in a transport error, or in another
+                # error of the closed response: either way the stream is over.
+                if self._closed.is_set():
+                    return
+                if not isinstance(e, httpx.TransportError):
+                    raise
+            finally:
+                self._resp = None
+            if self._closed.is_set():
+                return
             failures += 1
             if failures > self._max_reconnects:
                 raise StreamDisconnected(
@@ -407,4 +454,29 @@ class AsyncEventStream(AsyncIterator[StreamItem]):
                 max_backoff=c.retries.max_backoff,
                 max_retry_after=float("inf"),
             ).delay(failures - 1, retry_after)
-            await c._sleep(delay if delay is not None else c.retries.max_backoff)
+            delay = delay if delay is not None else c.retries.max_backoff
+            if c._sleep is asyncio.sleep:
+                try:  # an aclose() cuts the wait short
+                    await asyncio.wait_for(self._closed.wait(), delay)
+                except TimeoutError:
+                    pass
+            else:
+                await c._sleep(delay)
+
+
+async def _interrupt(resp: httpx.Response) -> None:
+    """Wakes a task waiting to read ``resp``: shutting its socket down ends the read
+    (the reading task then closes the response itself). A transport that exposes no
+    socket (a mock) gets its response closed here."""
+    stream = resp.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+            return
+        except OSError:
+            pass  # already gone
+    try:
+        await resp.aclose()
+    except Exception:
+        pass  # the reading task may be closing it too; it is going away either way

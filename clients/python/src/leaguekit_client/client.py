@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from types import TracebackType
@@ -25,12 +27,14 @@ from .models import (
     ClaimOut,
     ClockOut,
     CountsOut,
+    DeadLettersOut,
     ExportLine,
     HealthOut,
     PeriodsOut,
     PlacementOut,
     PlayerOut,
     ProfileOut,
+    ReplayOut,
     ResettleOut,
     RewardsOut,
     SeasonOut,
@@ -281,6 +285,17 @@ class LeagueClient:
         """``POST /v1/periods/{period}/tiers/{tier}/brackets/{bracket}/resettle``."""
         return self._run(core.resettle(period, tier, bracket, exclude, reason))
 
+    def dead_letters(self) -> DeadLettersOut:
+        """``GET /v1/webhooks/dead``: webhook deliveries given up after every attempt."""
+        return self._run(core.dead_letters())
+
+    def replay_dead_letters(
+        self, *, reason: str, ids: Sequence[str] | None = None, all: bool = False
+    ) -> ReplayOut:
+        """``POST /v1/webhooks/dead:replay``: marks the dead letters of ``ids`` (event
+        ids), or ``all=True`` of them, to be sent again within about 5 s (audited)."""
+        return self._run(core.replay_dead_letters(ids, all, reason))
+
     # Streams.
 
     def player_events(
@@ -300,15 +315,18 @@ class LeagueClient:
         last_event_id: str | None = None,
         *,
         cohort: str | None = None,
+        limit: int | None = None,
         max_reconnects: int = 10,
     ) -> EventStream:
         """``GET /v1/tiers/{tier}/brackets/{bracket}/events``: the bracket's events and
-        its ``standings`` snapshots."""
+        its ``standings`` snapshots (``limit`` entries each)."""
         params: core.Params = {}
         if period is not None:
             params["period"] = period
         if cohort is not None:
             params["cohort"] = cohort
+        if limit is not None:
+            params["limit"] = limit
         return EventStream(
             self, core.bracket_events_path(tier, bracket), params, last_event_id, max_reconnects
         )
@@ -323,6 +341,10 @@ class EventStream(Iterator[StreamItem]):
     row it raises :class:`StreamDisconnected`. ``last_event_id`` is the cursor to resume
     from in a later stream. A 4xx (a bad token, another player's stream) raises
     :class:`LeagueError`. Close it (or use ``with``) to drop the connection.
+
+    :meth:`close` may be called from any thread, also while another thread is blocked
+    in the iteration: it shuts the connection down, and that iteration then ends
+    (``StopIteration``) instead of reconnecting.
     """
 
     def __init__(
@@ -339,6 +361,9 @@ class EventStream(Iterator[StreamItem]):
         self.last_event_id = last_event_id
         self._max_reconnects = max_reconnects
         self._gen = self._items()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._resp: httpx.Response | None = None
 
     def __iter__(self) -> EventStream:
         return self
@@ -346,8 +371,23 @@ class EventStream(Iterator[StreamItem]):
     def __next__(self) -> StreamItem:
         return next(self._gen)
 
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
     def close(self) -> None:
-        self._gen.close()
+        """Drops the connection and ends the iteration; safe from any thread."""
+        with self._lock:
+            self._closed.set()
+            resp, self._resp = self._resp, None
+        if resp is not None:
+            _interrupt(resp)
+        try:
+            self._gen.close()
+        except ValueError:
+            # Another thread is inside the generator ("generator already executing"):
+            # the connection is shut down under it, and it returns on seeing `closed`.
+            pass
 
     def __enter__(self) -> EventStream:
         return self
@@ -364,7 +404,7 @@ class EventStream(Iterator[StreamItem]):
         c = self._client
         failures = 0
         retry_ms: int | None = None
-        while True:
+        while not self._closed.is_set():
             headers = dict(STREAM_HEADERS)
             if self.last_event_id is not None:
                 headers["Last-Event-ID"] = self.last_event_id
@@ -374,6 +414,10 @@ class EventStream(Iterator[StreamItem]):
                 with c._http.stream(
                     "GET", self._path, params=self._params, headers=headers, timeout=timeout
                 ) as resp:
+                    with self._lock:
+                        if self._closed.is_set():
+                            return
+                        self._resp = resp
                     if not resp.is_success:
                         resp.read()
                         err = core.error_of(resp)
@@ -399,8 +443,18 @@ class EventStream(Iterator[StreamItem]):
                                     yield item
                             self.last_event_id = decoder.last_event_id
                             retry_ms = decoder.retry_ms
-            except httpx.TransportError:
-                pass
+            except Exception as e:
+                # A read cut by close() ends in a transport error, or in another
+                # error of the closed response: either way the stream is over.
+                if self._closed.is_set():
+                    return
+                if not isinstance(e, httpx.TransportError):
+                    raise
+            finally:
+                with self._lock:
+                    self._resp = None
+            if self._closed.is_set():
+                return
             failures += 1
             if failures > self._max_reconnects:
                 raise StreamDisconnected(
@@ -414,4 +468,27 @@ class EventStream(Iterator[StreamItem]):
                 max_backoff=c.retries.max_backoff,
                 max_retry_after=float("inf"),
             ).delay(failures - 1, retry_after)
-            c._sleep(delay if delay is not None else c.retries.max_backoff)
+            delay = delay if delay is not None else c.retries.max_backoff
+            if c._sleep is time.sleep:
+                self._closed.wait(delay)  # a close() cuts the wait short
+            else:
+                c._sleep(delay)
+
+
+def _interrupt(resp: httpx.Response) -> None:
+    """Wakes a thread blocked reading ``resp``. Shutting the socket down makes a
+    blocked ``recv`` return at once (closing the descriptor alone does not, on Linux),
+    and the reading thread then closes the response itself. A transport that exposes
+    no socket (a mock) gets its response closed here."""
+    stream = resp.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+            return
+        except OSError:
+            pass  # already gone
+    try:
+        resp.close()
+    except Exception:
+        pass  # the reading thread may be closing it too; it is going away either way

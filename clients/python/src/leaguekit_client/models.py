@@ -252,6 +252,52 @@ class CohortCountOut(TypedDict):
     players: int
 
 
+class DeadLetterOut(TypedDict):
+    """
+    An event that could not be delivered to one URL.
+    """
+
+    at: str
+    """
+    When it was given up, or its last replay failed (RFC 3339).
+    """
+    attempts: int
+    """
+    Attempts made, replays included.
+    """
+    error: str
+    """
+    The last attempt's failure (`HTTP 500`, `no answer in 10000 ms`, ...).
+    """
+    event: str
+    """
+    The event JSON, as sent (a string).
+    """
+    id: str
+    """
+    The event's id (`Leaguekit-Event-Id`).
+    """
+    replay: bool
+    """
+    Marked for replay and not yet delivered.
+    """
+    url: str
+    """
+    The URL it failed at.
+    """
+
+
+class DeadLettersOut(TypedDict):
+    """
+    The dead letters.
+    """
+
+    dead: list[DeadLetterOut]
+    """
+    By event id, then URL (at most 1000).
+    """
+
+
 DoneStatus: TypeAlias = Literal['applied', 'duplicate']
 """
 `applied` (the update changed the score) or `duplicate` (its request id had been
@@ -399,6 +445,41 @@ class ProfileOut(TypedDict):
 
     player: str
     profile: dict[str, str]
+
+
+class ReplayIn(TypedDict):
+    """
+    Body of a replay: `ids` or `all`, and why.
+    """
+
+    all: NotRequired[bool | None]
+    """
+    Replay every dead letter.
+    """
+    ids: NotRequired[list[str] | None]
+    """
+    The event ids to replay (each listed by `GET /v1/webhooks/dead`).
+    """
+    reason: NotRequired[str]
+    """
+    Why, kept in the audit log (and shown with corrected outcomes): 1-500 characters, not only spaces, no control characters.
+    """
+
+
+class ReplayOut(TypedDict):
+    """
+    The letters marked for replay.
+    """
+
+    dead: list[DeadLetterOut]
+    """
+    The letters marked.
+    """
+    marked: int
+    """
+    How many letters were marked: each is sent again within about 5 s and removed
+    once delivered; one that fails again stays, unmarked, with its new error.
+    """
 
 
 class ResettleIn(TypedDict):
