@@ -157,6 +157,33 @@ fn rollover_cmd(t: &Target, config: &Path, when: &str) -> Command {
 
 /// Runs a rollover to completion, failing (not hanging) if it takes over a minute:
 /// a stuck lease or a livelock must show up as a failure.
+/// Runs the rollover `t.kill_points` times, killing each run (SIGKILL) at a point
+/// spread over `full` (how long an uninterrupted run took), then once to the end.
+/// At least half the runs must have been killed before they finished.
+fn kill_then_finish(t: &Target, config: &Path, when: &str, full: Duration) {
+    let mut kills = 0;
+    for step in 1..=t.kill_points {
+        let delay = full.mul_f64(f64::from(step) / f64::from(t.kill_points + 1));
+        let mut child = rollover_cmd(t, config, when).spawn().expect("spawn");
+        std::thread::sleep(delay);
+        if child.try_wait().expect("wait").is_none() {
+            child.kill().expect("SIGKILL");
+            kills += 1;
+        }
+        let _ = child.wait();
+    }
+    assert!(
+        kills >= t.kill_points / 2,
+        "{}: only {kills} of {} runs were killed before they finished",
+        t.name,
+        t.kill_points
+    );
+    finish(
+        rollover_cmd(t, config, when).spawn().expect("spawn"),
+        "the run after the kills",
+    );
+}
+
 pub(crate) fn finish(mut child: std::process::Child, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -249,31 +276,7 @@ async fn killed_and_concurrent_rollovers(t: Target) {
 
     // Killed at many points of the original, spread over the run's duration.
     let config = season_file(&main);
-    let mut kills = 0;
-    for step in 1..=t.kill_points {
-        let delay = full.mul_f64(f64::from(step) / f64::from(t.kill_points + 1));
-        let mut child = rollover_cmd(&t, config.path(), when)
-            .spawn()
-            .expect("spawn");
-        std::thread::sleep(delay);
-        if child.try_wait().expect("wait").is_none() {
-            child.kill().expect("SIGKILL");
-            kills += 1;
-        }
-        let _ = child.wait();
-    }
-    assert!(
-        kills >= t.kill_points / 2,
-        "{}: only {kills} of {} runs were killed before they finished",
-        t.name,
-        t.kill_points
-    );
-    finish(
-        rollover_cmd(&t, config.path(), when)
-            .spawn()
-            .expect("spawn"),
-        "the run after the kills",
-    );
+    kill_then_finish(&t, config.path(), when, full);
     let recovered = observe_outcomes(&l0, 3, &players).await;
     assert!(
         recovered == reference,
@@ -436,31 +439,7 @@ async fn killed_rollovers_log_each_event_once(t: Target) {
     let reference = logged_events(&*connect(reference_prefix.clone()).await, 1).await;
 
     let config = file(&main);
-    let mut kills = 0;
-    for step in 1..=t.kill_points {
-        let delay = full.mul_f64(f64::from(step) / f64::from(t.kill_points + 1));
-        let mut child = rollover_cmd(&t, config.path(), when)
-            .spawn()
-            .expect("spawn");
-        std::thread::sleep(delay);
-        if child.try_wait().expect("wait").is_none() {
-            child.kill().expect("SIGKILL");
-            kills += 1;
-        }
-        let _ = child.wait();
-    }
-    assert!(
-        kills >= t.kill_points / 2,
-        "{}: only {kills} of {} runs were killed before they finished",
-        t.name,
-        t.kill_points
-    );
-    finish(
-        rollover_cmd(&t, config.path(), when)
-            .spawn()
-            .expect("spawn"),
-        "the run after the kills",
-    );
+    kill_then_finish(&t, config.path(), when, full);
     let recovered = logged_events(&l0, 1).await;
 
     // Exactly once, read from the recovered logs themselves.
