@@ -27,15 +27,14 @@
 #[allow(dead_code)] // each benchmark uses part of it
 mod common;
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::Duration as Span;
 use leaguekit::{League, ManualClock, RedisOptions, RedisStore};
 
-use common::{TASKS, bench_season_with, free_port, join_all, submits};
+use common::server::Server;
+use common::{TASKS, bench_season_with, join_all, submits};
 
 /// The seasons compared, by name, with the sections appended to the bench season.
 const VARIANTS: [(&str, &str); 3] = [
@@ -89,108 +88,6 @@ fn args() -> Result<Args, String> {
         return Err("--instructions starts its own server: give no URL".into());
     }
     Ok(a)
-}
-
-/// A redis-server this program started (under callgrind with `--instructions`),
-/// killed and its directory removed on drop.
-struct Server {
-    child: Child,
-    port: u16,
-    dir: PathBuf,
-    callgrind: bool,
-    dumps: usize,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl Server {
-    fn start(callgrind: bool) -> Result<Server, String> {
-        let dir = std::env::temp_dir().join(format!("leaguekit-events-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let port = free_port();
-        let mut cmd = if callgrind {
-            let mut c = Command::new("valgrind");
-            c.arg("--tool=callgrind")
-                .arg(format!(
-                    "--callgrind-out-file={}",
-                    dir.join("cg.out").display()
-                ))
-                .arg("redis-server");
-            c
-        } else {
-            Command::new("redis-server")
-        };
-        let child = cmd
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("redis-server (apt-get install redis-server valgrind): {e}"))?;
-        let server = Server {
-            child,
-            port,
-            dir,
-            callgrind,
-            dumps: 0,
-        };
-        let t = Instant::now();
-        while !server.cli(&["ping"]).contains("PONG") {
-            if t.elapsed() > Duration::from_secs(60) {
-                return Err("redis-server did not answer in 60 s".into());
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Ok(server)
-    }
-
-    fn cli(&self, args: &[&str]) -> String {
-        Command::new("redis-cli")
-            .args(["-p", &self.port.to_string()])
-            .args(args)
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default()
-    }
-
-    fn control(&self, what: &str) -> Result<(), String> {
-        let out = Command::new("callgrind_control")
-            .arg(what)
-            .arg(self.child.id().to_string())
-            .output()
-            .map_err(|e| format!("callgrind_control: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "callgrind_control {what}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(())
-    }
-
-    /// The instructions of the last phase's dump.
-    fn dumped(&mut self) -> Result<u64, String> {
-        self.dumps += 1;
-        let file = self.dir.join(format!("cg.out.{}", self.dumps));
-        let text =
-            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let _ = std::fs::remove_file(&file);
-        text.lines()
-            .find_map(|l| {
-                l.strip_prefix("summary:")
-                    .or_else(|| l.strip_prefix("totals:"))
-            })
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .ok_or_else(|| format!("no summary in {}", file.display()))
-    }
 }
 
 /// `INFO section` of the server behind `con`.
@@ -253,7 +150,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rounds = a.rounds.unwrap_or(if a.instructions { 1 } else { 3 });
     let mut server = match &a.url {
         Some(_) => None,
-        None => Some(Server::start(a.instructions)?),
+        None => Some(Server::start(
+            "redis-server",
+            a.instructions,
+            false,
+            "events",
+        )?),
     };
     let url = match (&a.url, &server) {
         (Some(url), _) => url.clone(),
@@ -305,16 +207,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         for (v, (league, at)) in leagues.iter().enumerate() {
             let prefix: &'static str = Box::leak(format!("r{round}v{v}-").into_boxed_str());
             let (cpu, logged) = (redis_cpu(&mut con).await, xadds(&mut con).await);
-            if let Some(s) = server.as_ref().filter(|s| s.callgrind) {
-                s.control("--zero")?;
-            }
-            let (rate, _) = submits(league, &ids, *at, prefix, 0..ops, false).await;
+            let mut rate = 0.0;
+            let phase = async {
+                rate = submits(league, &ids, *at, prefix, 0..ops, false).await.0;
+                Ok(())
+            };
             let cost = match server.as_mut().filter(|s| s.callgrind) {
-                Some(s) => {
-                    s.control("--dump")?;
-                    s.dumped()? as f64 / ops as f64
+                Some(s) => s.count(prefix, "evalsha", phase).await?.0 as f64 / ops as f64,
+                None => {
+                    phase.await?;
+                    (redis_cpu(&mut con).await - cpu) * 1e6 / ops as f64
                 }
-                None => (redis_cpu(&mut con).await - cpu) * 1e6 / ops as f64,
             };
             let events = (xadds(&mut con).await - logged) as f64 / ops as f64;
             phases[v].push(Phase { rate, cost, events });

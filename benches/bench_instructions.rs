@@ -47,31 +47,21 @@
 #[allow(dead_code)] // each benchmark uses part of it
 mod common;
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::Duration as Span;
 use leaguekit::{League, ManualClock, RedisOptions, RedisStore};
 
+use common::server::Server;
 use common::{
-    RAW_JOIN, SEED_UPDATE, TASKS, bench_season, concurrent, fill_seed_boards, free_port, join_all,
-    read_pages, seed_updates, set_profiles, submits,
+    RAW_JOIN, SEED_UPDATE, TASKS, bench_season, concurrent, fill_seed_boards, join_all, read_pages,
+    seed_updates, set_profiles, submits,
 };
 
 /// Under callgrind a call takes about 50 times as long: no timeouts on the way.
 const SLOW: Duration = Duration::from_secs(600);
-
-/// A redis-server under callgrind, killed (and its files removed) on drop.
-struct Server {
-    child: Child,
-    port: u16,
-    dir: PathBuf,
-    dumps: usize,
-    /// Keep the callgrind files (one a phase) for callgrind_annotate.
-    keep: bool,
-}
 
 /// What the command line asks for.
 struct Args {
@@ -82,163 +72,21 @@ struct Args {
     server: String,
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if !self.keep {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
-}
-
-impl Server {
-    fn start(binary: &str, keep: bool) -> Result<Server, String> {
-        for tool in ["valgrind", "callgrind_control", "redis-benchmark"] {
-            Command::new(tool)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .map_err(|e| {
-                    format!(
-                        "{tool} is needed ({e}): apt-get install valgrind redis-server redis-tools"
-                    )
-                })?;
-        }
-        Command::new(binary)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|e| format!("{binary} does not run ({e}): --server takes a redis-server"))?;
-        let dir = std::env::temp_dir().join(format!("leaguekit-instr-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let port = free_port();
-        let child = Command::new("valgrind")
-            .arg("--tool=callgrind")
-            .arg(format!(
-                "--callgrind-out-file={}",
-                dir.join("cg.out").display()
-            ))
-            .args([binary, "--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("valgrind: {e}"))?;
-        let server = Server {
-            child,
-            port,
-            dir,
-            dumps: 0,
-            keep,
-        };
-        let t = Instant::now();
-        while !server.cli(&["ping"]).contains("PONG") {
-            if t.elapsed() > Duration::from_secs(60) {
-                return Err("redis-server under callgrind did not answer in 60 s".into());
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        Ok(server)
-    }
-
-    fn cli(&self, args: &[&str]) -> String {
-        Command::new("redis-cli")
-            .args(["-p", &self.port.to_string()])
-            .args(args)
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default()
-    }
-
-    fn control(&self, what: &str) -> Result<(), String> {
-        let out = Command::new("callgrind_control")
-            .arg(what)
-            .arg(self.child.id().to_string())
-            .output()
-            .map_err(|e| format!("callgrind_control: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "callgrind_control {what}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(())
-    }
-
-    /// Calls of `command` (lower case) the server has answered, from INFO
-    /// commandstats.
-    fn calls(&self, command: &str) -> u64 {
-        let prefix = format!("cmdstat_{command}:");
-        self.cli(&["info", "commandstats"])
-            .lines()
-            .filter_map(|l| l.strip_prefix(&prefix))
-            .filter_map(|l| {
-                l.split("calls=")
-                    .nth(1)?
-                    .split(',')
-                    .next()?
-                    .parse::<u64>()
-                    .ok()
-            })
-            .sum()
-    }
-
-    /// Runs `work` and answers the server's instructions over it and the calls of
-    /// `command` it made; with `keep`, the phase's callgrind file is kept as
-    /// `phase.callgrind`.
-    async fn count<F: std::future::Future<Output = Result<(), String>>>(
-        &mut self,
-        phase: &str,
-        command: &str,
-        work: F,
-    ) -> Result<(u64, u64), String> {
-        let calls = self.calls(command);
-        self.control("--zero")?;
-        work.await?;
-        self.control("--dump")?;
-        let calls = self.calls(command) - calls;
-        self.dumps += 1;
-        let file = self.dir.join(format!("cg.out.{}", self.dumps));
-        let text =
-            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let total = text
-            .lines()
-            .find_map(|l| {
-                l.strip_prefix("summary:")
-                    .or_else(|| l.strip_prefix("totals:"))
-            })
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .ok_or_else(|| format!("no summary in {}", file.display()))?;
-        if self.keep {
-            let kept = self.dir.join(format!("{phase}.callgrind"));
-            std::fs::rename(&file, &kept).map_err(|e| format!("{}: {e}", kept.display()))?;
-        }
-        Ok((total, calls))
-    }
-}
-
-impl Server {
-    /// A baseline phase: redis-benchmark's `cmd` `n` times; the server's instructions
-    /// a call of `command` (redis-benchmark may send a few more than -n: a pipeline's
-    /// last round).
-    async fn raw(
-        &mut self,
-        phase: &str,
-        command: &str,
-        n: usize,
-        cmd: &[&str],
-    ) -> Result<f64, String> {
-        let port = self.port;
-        let (instr, calls) = self
-            .count(phase, command, async move { benchmark(port, n, cmd) })
-            .await?;
-        Ok(instr as f64 / calls.max(1) as f64)
-    }
+/// A baseline phase: redis-benchmark's `cmd` `n` times; the server's instructions a
+/// call of `command` (redis-benchmark may send a few more than -n: a pipeline's last
+/// round).
+async fn raw(
+    server: &mut Server,
+    phase: &str,
+    command: &str,
+    n: usize,
+    cmd: &[&str],
+) -> Result<f64, String> {
+    let port = server.port;
+    let (instr, calls) = server
+        .count(phase, command, async move { benchmark(port, n, cmd) })
+        .await?;
+    Ok(instr as f64 / calls.max(1) as f64)
 }
 
 /// redis-benchmark's `cmd`, `n` times, 50 connections, 16 deep, random ids.
@@ -346,7 +194,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         keep,
         server,
     } = args()?;
-    let mut server = Server::start(&server, keep)?;
+    let mut server = Server::start(&server, true, keep, "instr")?;
     let url = format!("redis://127.0.0.1:{}/", server.port);
     let season = bench_season("ix");
     let opened = season.schedule.start;
@@ -376,39 +224,39 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         page.push(format!("player-{i:05}"));
     }
     server.cli(&page.iter().map(String::as_str).collect::<Vec<_>>());
-    let raw_join = server
-        .raw(
-            "raw_join",
-            "evalsha",
-            ops,
-            &[
-                "EVALSHA",
-                &raw_join_sha,
-                "3",
-                "{raw}:joins",
-                "{raw}:assign",
-                "{raw}:board:",
-                "j__rand_int__",
-            ],
-        )
-        .await?;
-    let raw_submit = server
-        .raw(
-            "raw_submit",
-            "evalsha",
-            ops,
-            &[
-                "EVALSHA",
-                &seed_sha,
-                "1",
-                "{raw}:b__rand_int__",
-                "rq__rand_int__",
-                "p__rand_int__",
-                "7",
-                "1767225600",
-            ],
-        )
-        .await?;
+    let raw_join = raw(
+        &mut server,
+        "raw_join",
+        "evalsha",
+        ops,
+        &[
+            "EVALSHA",
+            &raw_join_sha,
+            "3",
+            "{raw}:joins",
+            "{raw}:assign",
+            "{raw}:board:",
+            "j__rand_int__",
+        ],
+    )
+    .await?;
+    let raw_submit = raw(
+        &mut server,
+        "raw_submit",
+        "evalsha",
+        ops,
+        &[
+            "EVALSHA",
+            &seed_sha,
+            "1",
+            "{raw}:b__rand_int__",
+            "rq__rand_int__",
+            "p__rand_int__",
+            "7",
+            "1767225600",
+        ],
+    )
+    .await?;
     // redis-benchmark may send a few more than -n (a pipeline's last round), and
     // seed_updates rounds up to 16: divide by the calls the server answered.
     let per_op = |(instr, calls): (u64, u64)| instr as f64 / calls.max(1) as f64;
@@ -429,14 +277,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
             .await?,
     );
-    let raw_read = server
-        .raw(
-            "raw_read",
-            "zrevrange",
-            ops,
-            &["ZREVRANGE", "{raw}:page", "0", "99", "WITHSCORES"],
-        )
-        .await?;
+    let raw_read = raw(
+        &mut server,
+        "raw_read",
+        "zrevrange",
+        ops,
+        &["ZREVRANGE", "{raw}:page", "0", "99", "WITHSCORES"],
+    )
+    .await?;
 
     // The league: profiles, then placements through join_many.
     let ids: Arc<Vec<String>> = Arc::new((0..players).map(|i| format!("p{i:07}")).collect());

@@ -1,8 +1,10 @@
 //! Helpers the benchmarks share: the repository's example season under a
 //! fresh key prefix, the benchmarks' own season and raw-Redis baselines, Redis's
 //! `used_memory`, this process's CPU, concurrent operations from many tasks, free
-//! ports, and percentiles of latencies. Each benchmark declares `mod common;` and uses
+//! ports, percentiles of latencies, and a redis-server of their own ([`server`]). Each benchmark declares `mod common;` and uses
 //! what it needs.
+
+pub mod server;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
