@@ -348,6 +348,7 @@ fn check_validates_and_prints_limits() {
         c["brackets"]["early_cap"].is_null(),
         "no late seats by default"
     );
+    assert!(c["events"].is_null(), "no event log by default");
     // The demo season of the README's walk-through is valid and has short periods.
     let out = Command::new(env!("CARGO_BIN_EXE_leaguekit"))
         .args(["--config", "config/demo.toml", "check", "--json"])
@@ -363,6 +364,9 @@ fn check_validates_and_prints_limits() {
     let length = chrono::DateTime::parse_from_rfc3339(end.as_str().expect("end")).expect("end")
         - chrono::DateTime::parse_from_rfc3339(start.as_str().expect("start")).expect("start");
     assert_eq!(length.num_seconds(), 120);
+    // It logs events, overtakes included, for the live streams and webhooks.
+    assert_eq!(demo["events"]["overtaken"], true, "{demo}");
+    assert_eq!(demo["events"]["keep_secs"], 14 * 86_400);
     // A bad season: the message names file:line:col.
     let mut bad = tempfile::NamedTempFile::new().expect("temp");
     bad.write_all(b"name = \"x\"\nkey_prefix = \"lk\"\nbogus = 1\n")

@@ -121,6 +121,11 @@ fn validate(season: &Season, args: &CheckArgs) -> Result<(), Failure> {
                 "max_skew_ms": season.clock.max_skew.as_millis() as u64,
                 "travel": season.clock.travel,
             },
+            "events": season.events.map(|e| json!({
+                "keep_secs": e.keep_secs(),
+                "max_per_log": e.max_per_log,
+                "overtaken": e.overtaken,
+            })),
         }));
     }
     // 1000000 -> "1,000,000"
@@ -203,6 +208,13 @@ fn validate(season: &Season, args: &CheckArgs) -> Result<(), Failure> {
             l.early_cap,
             l.after
         ),
+    };
+    let _ = match season.events {
+        None => writeln!(
+            text,
+            "events: none logged (add [events] for webhooks and streams)"
+        ),
+        Some(e) => writeln!(text, "events: logged ({})", e.describe()),
     };
     let _ = writeln!(text, "tiers (lowest first):");
     for t in &season.tiers {
