@@ -22,6 +22,11 @@ use crate::store::{DeadLetter, LogRead, Pos, Store};
 pub(super) const PERIOD_SCAN: Duration = Duration::from_millis(500);
 /// How often the 16,384 player buckets' logs (rewards) and the dead letters are.
 pub(super) const BUCKET_SCAN: Duration = Duration::from_secs(5);
+/// The most logs one process looks at a second: a league of many brackets is looked
+/// at less often than every [`PERIOD_SCAN`] (a million players, two periods of
+/// 10,000 brackets each and the buckets: about every 2.5 s), so that the look costs
+/// Redis a bounded share of its time whatever the league's size.
+const LOGS_PER_SEC: f64 = 15_000.0;
 /// A lease's time to live; its holder renews it at least every third of it.
 const LEASE_TTL: Duration = Duration::from_secs(30);
 /// The most (log, URL) pairs delivered at once by one process.
@@ -133,8 +138,9 @@ impl<S: Store> Deliverer<S> {
                 self.replay_dead().await;
             }
             self.report_lag().await;
+            let pause = PERIOD_SCAN.max(Duration::from_secs_f64(logs.len() as f64 / LOGS_PER_SEC));
             tokio::select! {
-                () = tokio::time::sleep(PERIOD_SCAN) => {}
+                () = tokio::time::sleep(pause) => {}
                 () = self.shutdown.cancelled() => break,
             }
         }
