@@ -31,18 +31,21 @@
 -- ones are "full". A player listed twice is entered once (both answered "ok"), the
 -- newer profile kept.
 
-local size_arg, spec = string.match(ARGV[1], '^(%d+)|?(.*)$')
-local logged = spec ~= ''
-local per = logged and 4 or 3
--- Player i's arguments start after ARGV[at(i)].
-local function at(i)
-  return 2 + per * (i - 1)
+-- Without `[events]` ARGV[1] is the size alone: one plain find, no pattern.
+local size_arg, spec = ARGV[1], nil
+local bar = string.find(size_arg, '|', 1, true)
+if bar then
+  size_arg, spec = string.sub(ARGV[1], 1, bar - 1), string.sub(ARGV[1], bar + 1)
 end
+local logged = spec ~= nil
+local per = logged and 4 or 3
+-- Player i's arguments are ARGV[base(i) + 1..per], base(i) = 2 + per * (i - 1),
+-- computed in place (a function call a player costs more than the arithmetic).
 local n = (#ARGV - 2) / per
 local reply = {}
 local fields = {'closed', 'paged', 'texted'}
 for i = 1, n do
-  fields[3 + i] = 'ban:' .. ARGV[at(i) + 1]
+  fields[3 + i] = 'ban:' .. ARGV[2 + per * (i - 1) + 1]
 end
 local meta = redis.call('HMGET', KEYS[3], unpack(fields))
 if meta[1] then
@@ -58,7 +61,7 @@ end
 local size = tonumber(size_arg)
 local players = {}
 for i = 1, n do
-  players[i] = ARGV[at(i) + 1]
+  players[i] = ARGV[2 + per * (i - 1) + 1]
 end
 local placed = {}
 local scores = redis.call('ZMSCORE', KEYS[1], unpack(players))
@@ -84,7 +87,7 @@ for i = 1, n do
     on_board[player] = true
     reply[i] = 'ok'
     if logged then
-      placed[#placed + 1] = ARGV[at(i) + 4]
+      placed[#placed + 1] = ARGV[2 + per * (i - 1) + 4]
     end
   end
 end
@@ -100,7 +103,7 @@ end
 local asked = {}
 local which = {}
 for i = 1, n do
-  if reply[i] == 'ok' and ARGV[at(i) + 2] ~= '' then
+  if reply[i] == 'ok' and ARGV[2 + per * (i - 1) + 2] ~= '' then
     asked[#asked + 1] = players[i]
     which[#which + 1] = i
   end
@@ -111,7 +114,7 @@ if #asked > 0 then
   local order = {}
   for k = 1, #asked do
     local player = asked[k]
-    local given = ARGV[at(which[k]) + 2]
+    local given = ARGV[2 + per * (which[k] - 1) + 2]
     local version = tonumber(given)
     local have = newest[player]
     if not have then
@@ -123,7 +126,7 @@ if #asked > 0 then
         order[#order + 1] = player
       end
       -- The version as given (decimal text), not reformatted from a double.
-      have = { version = version, record = given .. ' ' .. ARGV[at(which[k]) + 3] }
+      have = { version = version, record = given .. ' ' .. ARGV[2 + per * (which[k] - 1) + 3] }
     end
     newest[player] = have
   end
