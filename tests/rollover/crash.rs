@@ -159,8 +159,9 @@ fn rollover_cmd(t: &Target, config: &Path, when: &str) -> Command {
 /// a stuck lease or a livelock must show up as a failure.
 /// Runs the rollover `t.kill_points` times, killing each run (SIGKILL) at a point
 /// spread over `full` (how long an uninterrupted run took), then once to the end.
-/// At least half the runs must have been killed before they finished.
-fn kill_then_finish(t: &Target, config: &Path, when: &str, full: Duration) {
+/// At least half the runs must have been killed before they finished; answers how
+/// many were.
+fn kill_then_finish(t: &Target, config: &Path, when: &str, full: Duration) -> u32 {
     let mut kills = 0;
     for step in 1..=t.kill_points {
         let delay = full.mul_f64(f64::from(step) / f64::from(t.kill_points + 1));
@@ -182,6 +183,7 @@ fn kill_then_finish(t: &Target, config: &Path, when: &str, full: Duration) {
         rollover_cmd(t, config, when).spawn().expect("spawn"),
         "the run after the kills",
     );
+    kills
 }
 
 pub(crate) fn finish(mut child: std::process::Child, what: &str) {
@@ -276,7 +278,7 @@ async fn killed_and_concurrent_rollovers(t: Target) {
 
     // Killed at many points of the original, spread over the run's duration.
     let config = season_file(&main);
-    kill_then_finish(&t, config.path(), when, full);
+    let kills = kill_then_finish(&t, config.path(), when, full);
     let recovered = observe_outcomes(&l0, 3, &players).await;
     assert!(
         recovered == reference,
@@ -439,7 +441,7 @@ async fn killed_rollovers_log_each_event_once(t: Target) {
     let reference = logged_events(&*connect(reference_prefix.clone()).await, 1).await;
 
     let config = file(&main);
-    kill_then_finish(&t, config.path(), when, full);
+    let kills = kill_then_finish(&t, config.path(), when, full);
     let recovered = logged_events(&l0, 1).await;
 
     // Exactly once, read from the recovered logs themselves.
