@@ -11,6 +11,7 @@ mod common;
 mod bans;
 mod cluster_faults;
 mod conformance;
+mod delivery;
 mod events;
 mod hardening;
 mod late_seats;

@@ -1,0 +1,164 @@
+//! Webhook delivery's storage (`DeliveryStore`): leases, cursors that only their
+//! lease's owner moves and only forward, log heads, and dead letters removed only
+//! while unchanged, in the conformance suite's form: every scenario runs on the
+//! embedded store and on real Redis (one server, a cluster).
+
+use crate::common;
+
+use std::sync::Arc;
+
+use leaguekit::store::keys::{hook_cursors, hook_lease};
+use leaguekit::store::{DeadLetter, Pos};
+use leaguekit::{League, ManualClock, MemoryStore, Store, SubmitOptions};
+
+use super::events::{season, t};
+
+async fn delivery<S: Store>(league: League<S>) {
+    let store = league.store();
+    // Two placements log two events in bracket 1's log.
+    for p in ["a", "b"] {
+        league
+            .submit(p, 1, SubmitOptions::default().at(t(1, 0)))
+            .await
+            .expect("submit");
+    }
+    let period = league.join("a", Some(t(1, 0))).await.expect("join").period;
+    let log = league.keys().bracket(period, "bronze", 1).events();
+    let empty = league.keys().bracket(period, "bronze", 9).events();
+    let (cursors, empty_cursors) = (hook_cursors(&log), hook_cursors(&empty));
+    let targets = ["u1".to_owned(), "u2".to_owned()];
+    let heads = store
+        .log_heads(&[(&log, &cursors), (&empty, &empty_cursors)], &targets)
+        .await;
+    let head = heads[0].clone().expect("head");
+    assert!(head.last > Pos::START);
+    assert_eq!(head.cursors, [Pos::START, Pos::START]);
+    let none = heads[1].clone().expect("empty head");
+    assert_eq!(none.last, Pos::START, "an absent log reads as empty");
+
+    // Leases: one owner at a time, renewed by its owner, free once dropped.
+    let lease = hook_lease(&log, "u1");
+    assert!(store.take_lease(&lease, "p1", 30_000).await.expect("take"));
+    assert!(!store.take_lease(&lease, "p2", 30_000).await.expect("busy"));
+    assert!(store.take_lease(&lease, "p1", 30_000).await.expect("renew"));
+
+    // Cursors: only the owner moves one, only forward.
+    let first = Pos { ms: 1, seq: 0 };
+    assert!(
+        !store
+            .advance_cursor(&lease, "p2", &cursors, "u1", head.last, 60_000)
+            .await
+            .expect("not the owner")
+    );
+    assert!(
+        store
+            .advance_cursor(&lease, "p1", &cursors, "u1", head.last, 60_000)
+            .await
+            .expect("advance")
+    );
+    assert!(
+        store
+            .advance_cursor(&lease, "p1", &cursors, "u1", first, 60_000)
+            .await
+            .expect("never back")
+    );
+    let head = store.log_heads(&[(&log, &cursors)], &targets).await[0]
+        .clone()
+        .expect("head");
+    assert_eq!(
+        head.cursors,
+        [head.last, Pos::START],
+        "u2's cursor is its own"
+    );
+
+    store.drop_lease(&lease, "p2").await.expect("not p2's");
+    assert!(
+        !store
+            .take_lease(&lease, "p3", 30_000)
+            .await
+            .expect("still p1's")
+    );
+    store.drop_lease(&lease, "p1").await.expect("drop");
+    assert!(store.take_lease(&lease, "p3", 30_000).await.expect("free"));
+
+    // Dead letters: listed, replaced by key, removed only while unchanged.
+    let season = league.keys().season();
+    let letter = DeadLetter {
+        id: "p1/bronze/b1@5-0".into(),
+        url: "http://hooks.example/a".into(),
+        event: "{\"id\":\"p1/bronze/b1@5-0\"}".into(),
+        attempts: 8,
+        error: "HTTP 500".into(),
+        at_ms: 5,
+        replay: false,
+    };
+    store.put_dead(&season, &letter).await.expect("put");
+    let other = DeadLetter {
+        url: "http://hooks.example/b".into(),
+        ..letter.clone()
+    };
+    store.put_dead(&season, &other).await.expect("put other");
+    let listed = store.dead_letters(&season, 100).await.expect("list");
+    assert_eq!(listed.len(), 2, "one letter per event and URL: {listed:?}");
+    assert!(listed.contains(&letter) && listed.contains(&other));
+    let marked = DeadLetter {
+        replay: true,
+        ..letter.clone()
+    };
+    store.put_dead(&season, &marked).await.expect("mark");
+    store
+        .remove_dead(&season, &letter.key(), &letter.to_json())
+        .await
+        .expect("remove stale");
+    let listed = store.dead_letters(&season, 100).await.expect("list");
+    assert!(
+        listed.contains(&marked),
+        "a letter changed since stays: {listed:?}"
+    );
+    store
+        .remove_dead(&season, &marked.key(), &marked.to_json())
+        .await
+        .expect("remove");
+    store
+        .remove_dead(&season, &marked.key(), &marked.to_json())
+        .await
+        .expect("again: idempotent");
+    assert_eq!(
+        store.dead_letters(&season, 100).await.expect("list"),
+        [other]
+    );
+}
+
+#[tokio::test]
+async fn delivery_state_on_memory() {
+    let clock = ManualClock::new(t(1, 0));
+    let store = MemoryStore::with_clock(Arc::new(clock.clone()));
+    let league = League::with_clock(
+        season("lkdl", Some("keep = \"1d\"")),
+        store,
+        Arc::new(clock),
+    );
+    delivery(league).await;
+}
+
+#[tokio::test]
+async fn delivery_state_on_redis() {
+    let clock = ManualClock::new(t(1, 0));
+    let league = League::with_clock(
+        season(&common::unique_prefix("dl"), Some("keep = \"1d\"")),
+        common::redis_store().await,
+        Arc::new(clock),
+    );
+    delivery(league).await;
+}
+
+#[tokio::test]
+async fn delivery_state_on_cluster() {
+    let clock = ManualClock::new(t(1, 0));
+    let league = League::with_clock(
+        season(&common::unique_prefix("dl"), Some("keep = \"1d\"")),
+        common::cluster_store().await,
+        Arc::new(clock),
+    );
+    delivery(league).await;
+}
