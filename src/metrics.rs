@@ -21,6 +21,10 @@
 //! | `leaguekit_store_refuses_writes` | gauge | | 1 while the store refuses writes (Redis: used memory above `maxmemory` under `noeviction`, or a read-only replica), else 0; reads keep working |
 //! | `leaguekit_http_requests_total` | counter | `method`, `route`, `status` | requests answered by `leaguekit serve` |
 //! | `leaguekit_http_request_duration_seconds` | histogram | `method`, `route` | time to the response head (a stream's body is not counted) |
+//! | `leaguekit_webhook_deliveries_total` | counter | | webhook events delivered (a 2xx answer) by this process |
+//! | `leaguekit_webhook_failed_attempts_total` | counter | | webhook attempts that failed (another status, no answer in time, no connection) |
+//! | `leaguekit_webhook_dead_total` | counter | | webhook events given up and recorded as dead letters |
+//! | `leaguekit_webhook_lag_seconds` | gauge | | the age of the oldest webhook event this process is delivering (0 when caught up) |
 //!
 //! Label values are bounded: tiers come from the season, `op` from the code, `route` is
 //! the route's template (`/v1/players/{player}`), never a raw path.
@@ -61,6 +65,14 @@ pub const STORE_REFUSES_WRITES: &str = "leaguekit_store_refuses_writes";
 pub const HTTP_REQUESTS: &str = "leaguekit_http_requests_total";
 /// `leaguekit_http_request_duration_seconds{method,route}`.
 pub const HTTP_SECONDS: &str = "leaguekit_http_request_duration_seconds";
+/// `leaguekit_webhook_deliveries_total`.
+pub const WEBHOOK_DELIVERED: &str = "leaguekit_webhook_deliveries_total";
+/// `leaguekit_webhook_failed_attempts_total`.
+pub const WEBHOOK_FAILED: &str = "leaguekit_webhook_failed_attempts_total";
+/// `leaguekit_webhook_dead_total`.
+pub const WEBHOOK_DEAD: &str = "leaguekit_webhook_dead_total";
+/// `leaguekit_webhook_lag_seconds`.
+pub const WEBHOOK_LAG: &str = "leaguekit_webhook_lag_seconds";
 
 /// Registers the help text and unit of every metric with the installed recorder, and
 /// starts the counters whose labels are known in advance at zero.

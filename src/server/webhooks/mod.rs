@@ -68,14 +68,11 @@ use crate::league::League;
 use crate::store::{DeadLetter, Store, url_tag};
 use deliver::{Deliverer, Target};
 
-/// `leaguekit_webhook_deliveries_total`: events delivered (a 2xx answer).
-pub const DELIVERED: &str = "leaguekit_webhook_deliveries_total";
-/// `leaguekit_webhook_failed_attempts_total`: attempts that failed.
-pub const FAILED: &str = "leaguekit_webhook_failed_attempts_total";
-/// `leaguekit_webhook_dead_total`: events given up and recorded as dead letters.
-pub const DEAD: &str = "leaguekit_webhook_dead_total";
-/// `leaguekit_webhook_lag_seconds`: the age of the oldest event being delivered.
-pub const LAG: &str = "leaguekit_webhook_lag_seconds";
+// The metrics' names are in crate::metrics, with the others.
+pub use crate::metrics::{
+    WEBHOOK_DEAD as DEAD, WEBHOOK_DELIVERED as DELIVERED, WEBHOOK_FAILED as FAILED,
+    WEBHOOK_LAG as LAG,
+};
 
 /// The most dead letters listed.
 pub const MAX_LISTED: usize = 1000;
