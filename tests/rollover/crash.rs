@@ -90,6 +90,35 @@ struct Target {
 }
 
 impl Target {
+    /// The test servers' plain single node.
+    fn one_server(players: usize, kill_points: u32) -> Target {
+        let url = common::redis_url();
+        Target {
+            name: "one server",
+            nodes: vec![url.clone()],
+            url,
+            ca: None,
+            players,
+            kill_points,
+        }
+    }
+
+    /// The test servers' cluster: every master is a node to copy.
+    fn cluster(players: usize, kill_points: u32) -> Target {
+        let url = common::cluster::cluster_url();
+        Target {
+            name: "cluster",
+            nodes: common::cluster::cluster_ports(&url)
+                .into_iter()
+                .map(|port| format!("redis://127.0.0.1:{port}/"))
+                .collect(),
+            url,
+            ca: None,
+            players,
+            kill_points,
+        }
+    }
+
     fn options(&self) -> RedisOptions {
         match &self.ca {
             Some(ca) => RedisOptions::default().with_ca_file(ca),
@@ -317,33 +346,12 @@ async fn killed_and_concurrent_rollovers(t: Target) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_and_concurrent_rollovers_end_like_an_uninterrupted_one() {
-    let url = common::redis_url();
-    killed_and_concurrent_rollovers(Target {
-        name: "one server",
-        nodes: vec![url.clone()],
-        url,
-        ca: None,
-        players: 20_000,
-        kill_points: 16,
-    })
-    .await;
+    killed_and_concurrent_rollovers(Target::one_server(20_000, 16)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_cluster_killed_and_concurrent_rollovers_end_like_an_uninterrupted_one() {
-    let url = common::cluster::cluster_url();
-    killed_and_concurrent_rollovers(Target {
-        name: "cluster",
-        nodes: common::cluster::cluster_ports(&url)
-            .into_iter()
-            .map(|port| format!("redis://127.0.0.1:{port}/"))
-            .collect(),
-        url,
-        ca: None,
-        players: 8_000,
-        kill_points: 16,
-    })
-    .await;
+    killed_and_concurrent_rollovers(Target::cluster(8_000, 16)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -507,31 +515,10 @@ async fn killed_rollovers_log_each_event_once(t: Target) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_rollovers_log_each_event_once_on_one_server() {
-    let url = common::redis_url();
-    killed_rollovers_log_each_event_once(Target {
-        name: "one server",
-        nodes: vec![url.clone()],
-        url,
-        ca: None,
-        players: 6_000,
-        kill_points: 10,
-    })
-    .await;
+    killed_rollovers_log_each_event_once(Target::one_server(6_000, 10)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_rollovers_log_each_event_once_on_a_cluster() {
-    let url = common::cluster::cluster_url();
-    killed_rollovers_log_each_event_once(Target {
-        name: "cluster",
-        nodes: common::cluster::cluster_ports(&url)
-            .into_iter()
-            .map(|port| format!("redis://127.0.0.1:{port}/"))
-            .collect(),
-        url,
-        ca: None,
-        players: 6_000,
-        kill_points: 10,
-    })
-    .await;
+    killed_rollovers_log_each_event_once(Target::cluster(6_000, 10)).await;
 }
