@@ -1,6 +1,8 @@
 """The event log seen from a game server: the player stream across a rollover, resumed
 after a disconnect, a signed webhook to a local receiver, and a delivery given up (a
-dead letter) listed and replayed.
+dead letter) listed and replayed. Every delivery received is verified three ways:
+Leaguekit-Signature (verify_webhook), and Standard Webhooks' headers with
+verify_standard_webhook and with the reference library, ``standardwebhooks``.
 
 Marked `events`: run with `clients/python/run --events`, which also sets
 LEAGUEKIT_WEBHOOK_URLS and LEAGUEKIT_WEBHOOK_SECRET on the server, with two attempts
@@ -9,6 +11,7 @@ per delivery 200 ms apart.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import threading
@@ -18,6 +21,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import standardwebhooks
 
 from leaguekit_client import (
     Event,
@@ -30,6 +34,7 @@ from leaguekit_client import (
     RewardGranted,
     StreamItem,
     parse_event_json,
+    verify_standard_webhook,
     verify_webhook,
 )
 from leaguekit_client.models import DeadLetterOut
@@ -145,12 +150,32 @@ DOWN_FOR: set[str] = set()
 """Players whose events the receiver answers 500 (the others get 204)."""
 
 
+def verified(server: Server, headers: dict[str, str], body: bytes) -> Event:
+    """The delivery's event, once each of its signatures holds: ``Leaguekit-Signature``
+    with verify_webhook, the Standard Webhooks headers with verify_standard_webhook and
+    with the reference library, ``standardwebhooks`` (given a whsec_ secret as it is,
+    a plain one as its bytes, as docs/http.md says)."""
+    secret = server.webhook_secret
+    event = verify_webhook(secret, headers.get("leaguekit-signature"), body)
+    assert verify_standard_webhook(secret, headers, body).id == event.id
+    reference = standardwebhooks.Webhook(secret if secret.startswith("whsec_") else secret.encode())
+    assert reference.verify(body, headers) == json.loads(body)
+    assert headers["webhook-id"] == headers["leaguekit-event-id"] == event.id
+    t = headers["leaguekit-signature"].split(",")[0]
+    assert t == f"t={headers['webhook-timestamp']}", headers
+    return event
+
+
 class Receiver(BaseHTTPRequestHandler):
     received: queue.Queue[Delivery] = queue.Queue()
+    every: list[Delivery] = []
+    """Every POST received, which the fixture verifies once the test is over."""
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        self.received.put(({k.lower(): v for k, v in self.headers.items()}, body))
+        delivery = ({k.lower(): v for k, v in self.headers.items()}, body)
+        self.every.append(delivery)
+        self.received.put(delivery)
         down = parse_event_json(body).player in DOWN_FOR
         self.send_response(500 if down else 204)
         self.end_headers()
@@ -160,18 +185,23 @@ class Receiver(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def receiver() -> Iterator[queue.Queue[Delivery]]:
+def receiver(server: Server) -> Iterator[queue.Queue[Delivery]]:
     port = int(os.environ.get("LEAGUEKIT_TEST_WEBHOOK_PORT", "0"))
     if not port:
         pytest.fail("LEAGUEKIT_TEST_WEBHOOK_PORT is not set: run clients/python/run --events")
     httpd = ThreadingHTTPServer(("127.0.0.1", port), Receiver)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    Receiver.every.clear()
     try:
         yield Receiver.received
     finally:
         DOWN_FOR.clear()
         httpd.shutdown()
         httpd.server_close()
+    # Every delivery this test received, taken by the test or not, is signed both ways.
+    assert Receiver.every, "no webhook received"
+    for headers, body in Receiver.every:
+        verified(server, headers, body)
 
 
 def test_a_signed_webhook_reaches_a_receiver(
@@ -185,7 +215,7 @@ def test_a_signed_webhook_reaches_a_receiver(
             headers, body = receiver.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             break
-        event = verify_webhook(server.webhook_secret, headers.get("leaguekit-signature"), body)
+        event = verified(server, headers, body)
         assert headers["leaguekit-event-id"] == event.id
         assert headers["leaguekit-event-type"] == event.type
         assert headers["content-type"].startswith("application/json")
@@ -240,7 +270,7 @@ def test_a_dead_letter_is_listed_and_replayed(
             headers, body = receiver.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             raise AssertionError(f"the replayed letter was not delivered; got {tries}") from None
-        event = verify_webhook(server.webhook_secret, headers.get("leaguekit-signature"), body)
+        event = verified(server, headers, body)
         assert headers["leaguekit-event-id"] == event.id
         if event.player == di:
             tries.append(event.id)

@@ -1,4 +1,18 @@
 // @leaguekit/client: a typed client for leaguekit's HTTP API.
 export * from "./browser.js";
-export { signWebhook, verifyWebhook, WebhookVerificationError } from "./webhook.js";
-export type { VerifyWebhookOptions, WebhookErrorReason } from "./webhook.js";
+export {
+    signStandardWebhook,
+    signWebhook,
+    standardWebhookKey,
+    verifyStandardWebhook,
+    verifyWebhook,
+    WebhookVerificationError,
+    WHSEC_PREFIX,
+} from "./webhook.js";
+export type {
+    StandardWebhookHeaders,
+    VerifyStandardWebhookOptions,
+    VerifyWebhookOptions,
+    WebhookErrorReason,
+    WebhookHeaders,
+} from "./webhook.js";

@@ -2,13 +2,25 @@
 // dropped and resumed from its cursor (compared with a stream that never dropped),
 // a signed webhook received by a local receiver that fails its first delivery, and a
 // delivery given up (a dead letter), listed and replayed.
+// Every delivery received is verified three ways, as it arrives: Leaguekit-Signature
+// (verifyWebhook), and Standard Webhooks' headers with verifyStandardWebhook and with
+// the reference library (`standardwebhooks`).
 // Run by `clients/typescript/run --events` (`npm run test:events`), which sets
-// LEAGUEKIT_WEBHOOK_URLS and LEAGUEKIT_WEBHOOK_SECRET on the server, and 2 attempts
-// per delivery (LEAGUEKIT_WEBHOOK_ATTEMPTS) 200 ms apart (LEAGUEKIT_WEBHOOK_BACKOFF_MS).
+// LEAGUEKIT_WEBHOOK_URLS and LEAGUEKIT_WEBHOOK_SECRET (a whsec_ one) on the server, and
+// 2 attempts per delivery (LEAGUEKIT_WEBHOOK_ATTEMPTS) 200 ms apart
+// (LEAGUEKIT_WEBHOOK_BACKOFF_MS).
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
-import { LeagueClient, verifyWebhook, type LeagueEvent, type Schemas, type StreamedEvent } from "../src/index.js";
+import { Webhook } from "standardwebhooks";
+import {
+    LeagueClient,
+    verifyStandardWebhook,
+    verifyWebhook,
+    type LeagueEvent,
+    type Schemas,
+    type StreamedEvent,
+} from "../src/index.js";
 import { admin, baseUrl, rollOver, run, server } from "./env.js";
 
 const hookPort = Number(process.env["LEAGUEKIT_TEST_WEBHOOK_PORT"]);
@@ -115,6 +127,43 @@ describe("webhooks", () => {
         body: Buffer;
         event: LeagueEvent;
         answered: number;
+        /** What did not hold when it arrived (empty: each of its signatures did). */
+        problems: string[];
+    }
+    /** Checks a delivery's signatures, as it arrives, each way a receiver may. */
+    function check(headers: IncomingMessage["headers"], body: Buffer): string[] {
+        const problems: string[] = [];
+        const attempt = (what: string, verify: () => string | undefined) => {
+            try {
+                const id = verify();
+                if (id !== headers["leaguekit-event-id"]) {
+                    problems.push(`${what}: id ${String(id)} is not Leaguekit-Event-Id ${String(headers["leaguekit-event-id"])}`);
+                }
+            } catch (error) {
+                problems.push(`${what}: ${String(error)}`);
+            }
+        };
+        attempt("verifyWebhook", () => verifyWebhook({ secret: hookSecret, signature: headers["leaguekit-signature"], body }).id);
+        attempt("verifyStandardWebhook", () => verifyStandardWebhook({ secret: hookSecret, headers, body }).id);
+        attempt("standardwebhooks", () => {
+            // The reference library: a whsec_ secret as it is, a plain one as its bytes.
+            const reference = hookSecret.startsWith("whsec_")
+                ? new Webhook(hookSecret)
+                : new Webhook(new TextEncoder().encode(hookSecret), { format: "raw" });
+            const plain: Record<string, string> = {};
+            for (const [name, value] of Object.entries(headers)) {
+                if (typeof value === "string") {
+                    plain[name] = value;
+                }
+            }
+            return (reference.verify(body, plain) as { id?: string }).id;
+        });
+        attempt("webhook-id", () => headers["webhook-id"] as string | undefined);
+        const t = /^t=(\d+),/.exec(String(headers["leaguekit-signature"]))?.[1];
+        if (t === undefined || t !== headers["webhook-timestamp"]) {
+            problems.push(`webhook-timestamp ${String(headers["webhook-timestamp"])} is not Leaguekit-Signature's t ${String(t)}`);
+        }
+        return problems;
     }
     const deliveries: Delivery[] = [];
     /** Says which deliveries the receiver answers 500 (every other one gets 204). */
@@ -126,7 +175,7 @@ describe("webhooks", () => {
             const body = Buffer.concat(chunks);
             const event = JSON.parse(body.toString("utf8")) as LeagueEvent;
             const answered = fails(event, deliveries) ? 500 : 204;
-            deliveries.push({ headers: req.headers, body, event, answered });
+            deliveries.push({ headers: req.headers, body, event, answered, problems: check(req.headers, body) });
             res.writeHead(answered).end();
         });
     });
@@ -137,6 +186,10 @@ describe("webhooks", () => {
     });
     after(() => {
         receiver.close();
+        // Every delivery received, by either test, was signed both ways.
+        assert.ok(deliveries.length > 0, "no webhook received");
+        const bad = deliveries.filter((d) => d.problems.length > 0).map((d) => [d.headers["leaguekit-event-id"], d.problems]);
+        assert.deepEqual(bad, [], "deliveries whose signatures did not hold");
     });
 
     it("receives a signed event, verifies it, and gets a failed delivery again", async () => {
@@ -155,6 +208,8 @@ describe("webhooks", () => {
                 body: delivery.body,
             });
             assert.equal(delivery.headers["leaguekit-event-id"], event.id);
+            assert.deepEqual(delivery.problems, [], "verified three ways when it arrived");
+            assert.equal(verifyStandardWebhook({ secret: hookSecret, headers: delivery.headers, body: delivery.body }).id, event.id);
             assert.equal(delivery.headers["leaguekit-event-type"], event.type);
         }
         const mine = deliveries.filter(placedOf(cy));
@@ -165,6 +220,14 @@ describe("webhooks", () => {
         assert.ok(failed !== undefined);
         assert.throws(() =>
             verifyWebhook({ secret: `${hookSecret}x`, signature: failed.headers["leaguekit-signature"], body: failed.body }),
+        );
+        // The run's secret is a whsec_ one: Leaguekit-Signature is keyed with the whole
+        // string, webhook-signature with its decoded key, and not the other way round.
+        assert.ok(hookSecret.startsWith("whsec_"), "clients/typescript/run sets a whsec_ secret");
+        const stripped = Buffer.from(hookSecret.slice("whsec_".length), "base64");
+        assert.throws(() => verifyWebhook({ secret: stripped, signature: failed.headers["leaguekit-signature"], body: failed.body }));
+        assert.throws(() =>
+            new Webhook(hookSecret, { format: "raw" }).verify(failed.body, { ...(failed.headers as Record<string, string>) }),
         );
     });
 
@@ -208,6 +271,7 @@ describe("webhooks", () => {
         assert.ok(again !== undefined);
         assert.equal(again.headers["leaguekit-event-id"], id);
         assert.equal(verifyWebhook({ secret: hookSecret, signature: again.headers["leaguekit-signature"], body: again.body }).id, id);
+        assert.deepEqual(again.problems, [], "the replayed letter verified three ways");
         // Acknowledged: it leaves the list.
         const gone = Date.now() + 30_000;
         while ((await admin.deadLetters()).dead.some((l) => l.id === id && l.url === letter?.url)) {

@@ -5,7 +5,9 @@
   generated from the server's OpenAPI document.
 - :meth:`LeagueClient.player_events`, :meth:`LeagueClient.bracket_events`: the live
   event streams, resumed with ``Last-Event-ID``; events in :mod:`leaguekit_client.events`.
-- :func:`verify_webhook`: checks a webhook's signature and returns its event.
+- :func:`verify_webhook`, :func:`verify_standard_webhook`: check a webhook's
+  signature (``Leaguekit-Signature``, or Standard Webhooks' ``webhook-*`` headers) and
+  return its event.
 """
 
 from . import events, models
@@ -42,7 +44,15 @@ from .events import (
     parse_event,
     parse_event_json,
 )
-from .webhooks import SIGNATURE_HEADER, sign_webhook, verify_webhook
+from .webhooks import (
+    SIGNATURE_HEADER,
+    WHSEC_PREFIX,
+    sign_standard_webhook,
+    sign_webhook,
+    standard_webhook_key,
+    verify_standard_webhook,
+    verify_webhook,
+)
 
 __all__ = [
     "__version__",
@@ -75,12 +85,16 @@ __all__ = [
     "StreamDisconnected",
     "StreamError",
     "StreamItem",
+    "WHSEC_PREFIX",
     "WebhookVerificationError",
     "events",
     "models",
     "new_request_id",
     "parse_event",
     "parse_event_json",
+    "sign_standard_webhook",
     "sign_webhook",
+    "standard_webhook_key",
+    "verify_standard_webhook",
     "verify_webhook",
 ]

@@ -100,11 +100,13 @@ class WebhookVerificationError(Exception):
 
 
 class MalformedSignatureHeader(WebhookVerificationError):
-    """The ``Leaguekit-Signature`` header is missing or not ``t=<unix seconds>,v1=<hex>``."""
+    """The ``Leaguekit-Signature`` header is missing or not ``t=<unix seconds>,v1=<hex>``
+    (or, for a Standard Webhooks check, a ``webhook-*`` header is missing or malformed)."""
 
 
 class SignatureMismatch(WebhookVerificationError):
-    """No ``v1`` signature matches the body: another secret, or a changed body."""
+    """No ``v1`` signature matches the body: another secret, or a changed body (or id,
+    or timestamp)."""
 
 
 class StaleTimestamp(WebhookVerificationError):
