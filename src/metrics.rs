@@ -24,7 +24,8 @@
 //! | `leaguekit_webhook_deliveries_total` | counter | | webhook events delivered (a 2xx answer) by this process |
 //! | `leaguekit_webhook_failed_attempts_total` | counter | | webhook attempts that failed (another status, no answer in time, no connection) |
 //! | `leaguekit_webhook_dead_total` | counter | | webhook events given up and recorded as dead letters |
-//! | `leaguekit_webhook_lag_seconds` | gauge | | the age of the oldest webhook event this process is delivering (0 when caught up) |
+//! | `leaguekit_webhook_trimmed_total` | counter | | runs of webhook events trimmed from a log (`max_per_log`) before delivery to a URL, each recorded as a dead letter naming the run |
+//! | `leaguekit_webhook_lag_seconds` | gauge | | the age of the oldest webhook event not yet delivered to one of this process's URLs (0 when caught up) |
 //!
 //! Label values are bounded: tiers come from the season, `op` from the code, `route` is
 //! the route's template (`/v1/players/{player}`), never a raw path.
@@ -71,6 +72,8 @@ pub const WEBHOOK_DELIVERED: &str = "leaguekit_webhook_deliveries_total";
 pub const WEBHOOK_FAILED: &str = "leaguekit_webhook_failed_attempts_total";
 /// `leaguekit_webhook_dead_total`.
 pub const WEBHOOK_DEAD: &str = "leaguekit_webhook_dead_total";
+/// `leaguekit_webhook_trimmed_total`.
+pub const WEBHOOK_TRIMMED: &str = "leaguekit_webhook_trimmed_total";
 /// `leaguekit_webhook_lag_seconds`.
 pub const WEBHOOK_LAG: &str = "leaguekit_webhook_lag_seconds";
 

@@ -19,11 +19,17 @@ use tokio::sync::OnceCell;
 pub use clock::LeagueClock;
 
 use crate::clock::Clock;
-use crate::error::{Error, InputError, TimeRefusal};
+use crate::error::{Error, InputError, StoreError, TimeRefusal};
 use crate::season::Season;
 use crate::season::calendar::{Period, PeriodId};
 use crate::store::keys::{BracketKeys, Keys, LAYOUT};
 use crate::store::{Now, Store, TimeCheck};
+
+/// How long a period marked by [`Context::mark_for_delivery`] stays looked at after
+/// the mark, at the least (2 min): longer than the write that follows the mark takes,
+/// so that delivery cannot find the period's logs done before the write logged into
+/// them. A close is covered beyond this: a period is done only once closed.
+pub const MARK_HOLD_MS: i64 = 120_000;
 
 /// The season, the store, the key builder and the league clock of one league, shared
 /// by its parts (each holds it in an [`Arc`]).
@@ -171,6 +177,26 @@ impl<S: Store> Context<S> {
             keep_secs: e.keep_secs(),
             cap: e.max_per_log,
         })
+    }
+
+    /// Before a write that may log events into `periods` when they are neither the
+    /// running period nor the one before it (a rollover's close, a blocked bracket's
+    /// retry, a re-settlement): marks them so that webhook delivery looks at their
+    /// logs until it has delivered what the write logs
+    /// ([`crate::store::EventStore::mark_periods`]), for [`MARK_HOLD_MS`] of the
+    /// store's clock from now. Nothing for a season without an event log.
+    pub async fn mark_for_delivery(&self, periods: &[u64]) -> Result<(), StoreError> {
+        if self.log_spec().is_none() || periods.is_empty() {
+            return Ok(());
+        }
+        let now = self.store.now().await?;
+        self.store
+            .mark_periods(
+                &self.keys.season(),
+                periods,
+                now.saturating_add(MARK_HOLD_MS),
+            )
+            .await
     }
 
     /// The store.

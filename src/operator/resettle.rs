@@ -196,6 +196,9 @@ impl<S: Store> Operator<S> {
             actor: actor.name(),
             reason,
         };
+        // The re-settlement logs into a closed period's bracket: webhook delivery must
+        // look at it again.
+        self.ctx.mark_for_delivery(&[period]).await?;
         let changed = match self.ctx.store().begin_correction(&bk, &start).await? {
             Begun::NotClosed => return Err(self.not_there(period, tier, bracket, false).await),
             Begun::Everyone => return Err(InputError::ExcludesEveryone { players }.into()),

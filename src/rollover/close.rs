@@ -221,6 +221,9 @@ impl<S: Store> Rollover<S> {
             let Some((tier_index, _)) = self.ctx.season().tier_by_any_name(tier) else {
                 continue;
             };
+            // The close logs into a period that may be long past: webhook delivery must
+            // look at it again.
+            self.ctx.mark_for_delivery(&[period]).await?;
             match self
                 .close_bracket(period, tier_index, tier, bracket, &owner_id())
                 .await

@@ -262,6 +262,18 @@ impl<S: Store> Rollover<S> {
         }
         'periods: for batch in due.chunks(256) {
             let found = self.closing_states(batch, options.dry_run).await?;
+            // Each period with players is closed below, logging its events: webhook
+            // delivery must look at it however far back it is (a catch-up, a staging
+            // jump), so it is marked first.
+            if !options.dry_run {
+                let busy: Vec<PeriodId> = batch
+                    .iter()
+                    .zip(&found)
+                    .filter(|(_, c)| c.as_ref().is_some_and(|c| !c.1.is_empty()))
+                    .map(|(p, _)| p.id)
+                    .collect();
+                self.ctx.mark_for_delivery(&busy).await?;
+            }
             for (period, closing) in batch.iter().zip(found) {
                 // Not closable yet by the league clock: neither is any later period.
                 let Some(closing) = closing else {

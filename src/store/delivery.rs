@@ -55,6 +55,12 @@ impl DeadLetter {
         format!("{} {}", self.id, url_tag(&self.url))
     }
 
+    /// Whether the letter records events trimmed from their log before delivery (see
+    /// `leaguekit_webhook_trimmed_total`): there is nothing to replay.
+    pub fn is_trimmed(&self) -> bool {
+        self.attempts == 0 && self.error.starts_with("trimmed:")
+    }
+
     /// The letter as stored (JSON).
     pub fn to_json(&self) -> String {
         serde_json::json!({
@@ -137,6 +143,59 @@ pub trait DeliveryStore: Send + Sync + 'static {
         to: Pos,
         ttl_ms: u64,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// The periods marked by [`crate::store::EventStore::mark_periods`], with their
+    /// marks (unix ms), by period.
+    fn period_marks(
+        &self,
+        season: &SeasonKeys,
+    ) -> impl Future<Output = Result<Vec<(u64, i64)>, StoreError>> + Send;
+
+    /// The periods `target` is done with, each with the mark it was done at, by period.
+    fn periods_done(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+    ) -> impl Future<Output = Result<Vec<(u64, i64)>, StoreError>> + Send;
+
+    /// Records that `target` is done with `period` as of its mark `mark`, if the
+    /// period's mark is still `mark` (a write that marked it again since keeps it
+    /// looked at); the target's record lives `ttl_ms` more. True if recorded.
+    fn record_period_done(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+        period: u64,
+        mark: i64,
+        ttl_ms: u64,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Removes the marks below `before_ms`, and those periods from `targets`' records.
+    fn prune_marks(
+        &self,
+        season: &SeasonKeys,
+        before_ms: i64,
+        targets: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// When `target` was first and last seen by [`DeliveryStore::register_target`]
+    /// (unix ms), if ever.
+    fn target_seen(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+    ) -> impl Future<Output = Result<Option<(i64, i64)>, StoreError>> + Send;
+
+    /// Records that `target` is delivered to at `now_ms` and answers when it was first
+    /// seen: `now_ms` if never, or if it was last seen more than `stale_ms` before
+    /// (its progress has expired since: it starts anew).
+    fn register_target(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+        now_ms: i64,
+        stale_ms: u64,
+    ) -> impl Future<Output = Result<i64, StoreError>> + Send;
 
     /// Records (or replaces) a dead letter.
     fn put_dead(

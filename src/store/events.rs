@@ -18,6 +18,7 @@ use std::future::Future;
 use std::str::FromStr;
 
 use crate::error::StoreError;
+use crate::store::keys::SeasonKeys;
 
 /// A position in one log: after an entry, or [`Pos::START`] before the first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -31,6 +32,20 @@ pub struct Pos {
 impl Pos {
     /// Before every entry.
     pub const START: Pos = Pos { ms: 0, seq: 0 };
+
+    /// The position right before `self`: a reader there reads `self` next.
+    pub fn before(self) -> Pos {
+        match self.seq {
+            0 => Pos {
+                ms: self.ms.saturating_sub(1),
+                seq: if self.ms == 0 { 0 } else { u64::MAX },
+            },
+            seq => Pos {
+                ms: self.ms,
+                seq: seq - 1,
+            },
+        }
+    }
 }
 
 impl fmt::Display for Pos {
@@ -144,6 +159,33 @@ pub trait EventStore: Send + Sync + 'static {
         &self,
         reads: &[LogRead<'_>],
     ) -> impl Future<Output = Vec<Result<Vec<LogEntry>, StoreError>>> + Send;
+
+    /// Whether events right after `after` (a position a reader held: an entry it
+    /// read) may have been trimmed from `log` by its cap (`[events] max_per_log`)
+    /// before the reader got them: `Some(first)`, the log's first entry now, when
+    /// `after` is no longer in the log and `first` is past the position right after
+    /// it; `None` when nothing was lost (`after` is still there, or the next entry
+    /// is), and for an empty or absent log.
+    fn log_gap(
+        &self,
+        log: &str,
+        after: Pos,
+    ) -> impl Future<Output = Result<Option<Pos>, StoreError>> + Send;
+
+    /// Marks `periods` as periods whose logs may receive events until `until_ms`
+    /// (unix ms, the store's clock: [`crate::store::LeagueStore::now`]), so that
+    /// webhook delivery looks at their logs until it has delivered everything in them
+    /// ([`crate::store::DeliveryStore::period_marks`]). Written *before* a write that
+    /// may log into a period other than the running one and the one before it (a
+    /// rollover's close, a blocked bracket's retry, a re-settlement): a mark that
+    /// comes too early only costs a look, one that came after the write could miss
+    /// it. Each period keeps the larger of its mark and `until_ms`. Idempotent.
+    fn mark_periods(
+        &self,
+        season: &SeasonKeys,
+        periods: &[u64],
+        until_ms: i64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
 #[cfg(test)]

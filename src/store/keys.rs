@@ -6,7 +6,7 @@
 //!
 //! | group | tag | keys |
 //! |---|---|---|
-//! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed), `stuck` (hash: brackets that cannot close), `audit` (zset: operator actions), `bans` (hash: player → ban record, an index for listing), `hookdead` (hash: webhook dead letters) and its `hookdead:lease` |
+//! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed), `stuck` (hash: brackets that cannot close), `audit` (zset: operator actions), `bans` (hash: player → ban record, an index for listing), `hookdead` (hash: webhook dead letters) and its `hookdead:lease`, `hookmarks` (hash: periods webhook delivery looks at), `hookdone:<target>` (hash: periods a webhook target is done with), `hooktargets` (hash: webhook targets seen) |
 //! | period | `{season/pN}` | `joins` (hash tier → players joined; with late seats also `tier:n` and `tier:late`), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` (with `ban:<player>` markers), `events` (stream, with `[events]`) |
 //! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash, with `ban:<player>` markers), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `proftext` (string: the cached profiles as one string for page builds, short-lived), `rq:<player>:<id>` (idempotency), `events` (stream: the event log, with `[events]`), `events:hook` (hash: webhook cursors) and `events:hooklease:<target>` |
 //! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash), `ban` (hash: player → ban record), `events` (stream: the bucket's players' reward events, with `[events]`) |
@@ -394,6 +394,25 @@ pub fn hook_lease(log: &str, target: &str) -> String {
 /// slot.
 pub fn hook_dead(season: &SeasonKeys) -> String {
     [season.base.as_str(), ":hookdead"].concat()
+}
+
+/// Hash: the periods whose logs webhook delivery must look at until it has delivered
+/// them (period → a mark: unix ms, the store's clock, until which writes may still
+/// log into them), in the season's slot ([`crate::store::EventStore::mark_periods`]).
+pub fn hook_marks(season: &SeasonKeys) -> String {
+    [season.base.as_str(), ":hookmarks"].concat()
+}
+
+/// Hash: the periods the webhook target named `target` is done with (period → the
+/// mark it was done at), in the season's slot.
+pub fn hook_done(season: &SeasonKeys, target: &str) -> String {
+    [season.base.as_str(), ":hookdone:", target].concat()
+}
+
+/// Hash: the webhook targets seen (target → `"<first seen> <last seen>"`, unix ms,
+/// the store's clock), in the season's slot.
+pub fn hook_targets(season: &SeasonKeys) -> String {
+    [season.base.as_str(), ":hooktargets"].concat()
 }
 
 /// String: the lease of replaying the season's dead letters, in the season's slot.

@@ -17,4 +17,5 @@ mod parity;
 mod player_tokens;
 mod resettle;
 mod staging;
+mod webhook_paths;
 mod webhooks;

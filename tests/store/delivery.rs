@@ -1,6 +1,6 @@
 //! Webhook delivery's storage (`DeliveryStore`): leases, cursors that only their
 //! lease's owner moves and only forward, log heads, and dead letters removed only
-//! while unchanged, in the conformance suite's form: every scenario runs on the
+//! while unchanged, period marks and targets' first sightings, in the conformance suite's form: every scenario runs on the
 //! embedded store and on real Redis (one server, a cluster).
 
 use crate::common;
@@ -127,6 +127,149 @@ async fn delivery<S: Store>(league: League<S>) {
         store.dead_letters(&season, 100).await.expect("list"),
         [other]
     );
+}
+
+/// Period marks (kept at their largest), a target's done records (only at the mark
+/// as it stands), pruning, and targets' first sightings.
+async fn marks<S: Store>(league: League<S>) {
+    let store = league.store();
+    let season = league.keys().season();
+    assert!(store.period_marks(&season).await.expect("none").is_empty());
+    store
+        .mark_periods(&season, &[3, 1], 1_000)
+        .await
+        .expect("mark");
+    store
+        .mark_periods(&season, &[3], 500)
+        .await
+        .expect("smaller: kept");
+    store
+        .mark_periods(&season, &[2], 2_000)
+        .await
+        .expect("mark");
+    assert_eq!(
+        store.period_marks(&season).await.expect("marks"),
+        [(1, 1_000), (2, 2_000), (3, 1_000)]
+    );
+    assert!(
+        !store
+            .record_period_done(&season, "u1", 3, 500, 60_000)
+            .await
+            .expect("not the mark")
+    );
+    assert!(
+        store
+            .record_period_done(&season, "u1", 3, 1_000, 60_000)
+            .await
+            .expect("done")
+    );
+    assert!(
+        store
+            .record_period_done(&season, "u1", 2, 2_000, 60_000)
+            .await
+            .expect("done")
+    );
+    assert_eq!(
+        store.periods_done(&season, "u1").await.expect("done"),
+        [(2, 2_000), (3, 1_000)]
+    );
+    assert!(
+        store
+            .periods_done(&season, "u2")
+            .await
+            .expect("u2")
+            .is_empty()
+    );
+    // Marked again: the old record no longer matches the mark.
+    store
+        .mark_periods(&season, &[3], 3_000)
+        .await
+        .expect("again");
+    let marks = store.period_marks(&season).await.expect("marks");
+    assert!(marks.contains(&(3, 3_000)), "{marks:?}");
+    // Pruned below 1,500: period 1's mark, and its record wherever.
+    store
+        .record_period_done(&season, "u2", 1, 1_000, 60_000)
+        .await
+        .expect("done");
+    store
+        .prune_marks(&season, 1_500, &["u1".to_owned(), "u2".to_owned()])
+        .await
+        .expect("prune");
+    assert_eq!(
+        store.period_marks(&season).await.expect("marks"),
+        [(2, 2_000), (3, 3_000)]
+    );
+    assert!(
+        store
+            .periods_done(&season, "u2")
+            .await
+            .expect("u2")
+            .is_empty()
+    );
+
+    // Targets: first seen when registered; a target not seen for longer than the
+    // stale time starts anew.
+    assert_eq!(store.target_seen(&season, "u1").await.expect("seen"), None);
+    assert_eq!(
+        store
+            .register_target(&season, "u1", 10_000, 5_000)
+            .await
+            .expect("new"),
+        10_000
+    );
+    assert_eq!(
+        store
+            .register_target(&season, "u1", 14_000, 5_000)
+            .await
+            .expect("seen"),
+        10_000
+    );
+    assert_eq!(
+        store.target_seen(&season, "u1").await.expect("seen"),
+        Some((10_000, 14_000))
+    );
+    assert_eq!(
+        store
+            .register_target(&season, "u1", 20_000, 5_000)
+            .await
+            .expect("stale"),
+        20_000
+    );
+}
+
+#[tokio::test]
+async fn marks_on_memory() {
+    let clock = ManualClock::new(t(1, 0));
+    let store = MemoryStore::with_clock(Arc::new(clock.clone()));
+    marks(League::with_clock(
+        season("lkmk", Some("keep = \"1d\"")),
+        store,
+        Arc::new(clock),
+    ))
+    .await;
+}
+
+#[tokio::test]
+async fn marks_on_redis() {
+    let clock = ManualClock::new(t(1, 0));
+    let league = League::with_clock(
+        season(&common::unique_prefix("mk"), Some("keep = \"1d\"")),
+        common::redis_store().await,
+        Arc::new(clock),
+    );
+    marks(league).await;
+}
+
+#[tokio::test]
+async fn marks_on_cluster() {
+    let clock = ManualClock::new(t(1, 0));
+    let league = League::with_clock(
+        season(&common::unique_prefix("mk"), Some("keep = \"1d\"")),
+        common::cluster_store().await,
+        Arc::new(clock),
+    );
+    marks(league).await;
 }
 
 #[tokio::test]

@@ -3,16 +3,27 @@
 //! | variable | meaning |
 //! |---|---|
 //! | `LEAGUEKIT_WEBHOOK_URLS` | comma-separated http(s) URLs; unset or empty: no webhooks |
-//! | `LEAGUEKIT_WEBHOOK_SECRET` | the signing secret, at least 32 bytes (required with URLs) |
+//! | `LEAGUEKIT_WEBHOOK_SECRET` | the signing secret (required with URLs): Standard Webhooks' form, `whsec_` then the standard base64 of a 24-64 byte key (`whsec_$(openssl rand -base64 32)`), or a plain secret of at least 32 bytes (`openssl rand -hex 32`); see below |
 //! | `LEAGUEKIT_WEBHOOK_EVENTS` | comma-separated types to send (default: all but `player.overtaken`) |
 //! | `LEAGUEKIT_WEBHOOK_ATTEMPTS` | attempts per event and URL before it becomes a dead letter (default 8, 1-100) |
+//! | `LEAGUEKIT_WEBHOOK_FROM` | where a URL seen for the first time starts: `now` (default: the events logged from then on) or `start` (every event the logs still keep) |
 //! | `LEAGUEKIT_WEBHOOK_BACKOFF_MS` | for tests: the first retry's delay (default 1000 ms; doubles, capped at 5 min) |
 //! | `LEAGUEKIT_WEBHOOK_TIMEOUT_MS` | for tests: how long an answer may take (default 10000 ms) |
+//!
+//! The key of each signature ([`Secret`], and the table in `sign.rs`):
+//! `Leaguekit-Signature` (Stripe's scheme) is keyed with the secret's bytes exactly as
+//! configured, a `whsec_` secret with its prefix, as Stripe's SDKs do with theirs;
+//! `webhook-signature` (Standard Webhooks) with the base64-decoded key of a `whsec_`
+//! secret, or the bytes of a plain one. A secret that starts with `whsec_` is always
+//! read as Standard Webhooks' form: one that does not decode is refused.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use super::watch::StartFrom;
 use crate::events::Kind;
+
+use super::sign::{MAX_WHSEC_KEY, MIN_WHSEC_KEY, Secret};
 
 /// The URLs.
 pub const URLS_ENV: &str = "LEAGUEKIT_WEBHOOK_URLS";
@@ -24,10 +35,12 @@ pub const EVENTS_ENV: &str = "LEAGUEKIT_WEBHOOK_EVENTS";
 pub const ATTEMPTS_ENV: &str = "LEAGUEKIT_WEBHOOK_ATTEMPTS";
 /// The first retry's delay (tests).
 pub const BACKOFF_ENV: &str = "LEAGUEKIT_WEBHOOK_BACKOFF_MS";
+/// Where a URL seen for the first time starts: `now` or `start`.
+pub const FROM_ENV: &str = "LEAGUEKIT_WEBHOOK_FROM";
 /// The answer timeout (tests).
 pub const TIMEOUT_ENV: &str = "LEAGUEKIT_WEBHOOK_TIMEOUT_MS";
 
-/// The shortest secret accepted, in bytes.
+/// The shortest plain secret accepted, in bytes (a `whsec_` secret's key: 24 to 64).
 pub const MIN_SECRET: usize = 32;
 
 /// How webhooks are delivered.
@@ -36,8 +49,8 @@ pub const MIN_SECRET: usize = 32;
 pub struct WebhookConfig {
     /// Where each event is POSTed, in order.
     pub urls: Vec<String>,
-    /// The signing secret.
-    pub secret: Vec<u8>,
+    /// The signing secret, with the key of each signature.
+    pub secret: Secret,
     /// The types sent; others are passed over.
     pub events: BTreeSet<String>,
     /// Attempts per event and URL before it becomes a dead letter.
@@ -48,13 +61,15 @@ pub struct WebhookConfig {
     pub max_backoff: Duration,
     /// How long an answer may take (10 s).
     pub timeout: Duration,
+    /// Where a URL seen for the first time starts (`LEAGUEKIT_WEBHOOK_FROM`).
+    pub from: StartFrom,
 }
 
 impl std::fmt::Debug for WebhookConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WebhookConfig")
             .field("urls", &self.urls)
-            .field("secret", &"<hidden>")
+            .field("secret", &self.secret)
             .field("events", &self.events)
             .field("attempts", &self.attempts)
             .field("backoff", &self.backoff)
@@ -75,23 +90,49 @@ pub enum WebhookConfigError {
     BadUrl(String),
     /// URLs without a secret.
     #[error(
-        "LEAGUEKIT_WEBHOOK_URLS is set but LEAGUEKIT_WEBHOOK_SECRET is not: set a secret of at \
-         least 32 bytes (make one with `openssl rand -hex 32`) that the receivers verify the \
-         Leaguekit-Signature header with"
+        "LEAGUEKIT_WEBHOOK_URLS is set but LEAGUEKIT_WEBHOOK_SECRET is not: set the secret the \
+         receivers verify the signature headers with, either Standard Webhooks' form (make one \
+         with `whsec_$(openssl rand -base64 32)`) or a plain secret of at least 32 bytes (make \
+         one with `openssl rand -hex 32`)"
     )]
     NoSecret,
-    /// The secret is too short.
+    /// A plain secret is too short.
     #[error(
         "LEAGUEKIT_WEBHOOK_SECRET is {0} bytes, too short: use at least 32 bytes (make one with \
-         `openssl rand -hex 32`)"
+         `openssl rand -hex 32`), or Standard Webhooks' form (make one with \
+         `whsec_$(openssl rand -base64 32)`)"
     )]
     ShortSecret(usize),
+    /// A secret that starts with `whsec_` but whose rest is not standard base64
+    /// (the secret itself is never shown).
+    #[error(
+        "LEAGUEKIT_WEBHOOK_SECRET starts with whsec_ but the rest is not base64 (the standard \
+         alphabet A-Z a-z 0-9 + / with = padding; not URL-safe base64, no spaces or newlines): \
+         a whsec_ secret is Standard Webhooks' form, whsec_ then the key in base64 \
+         (make one with `whsec_$(openssl rand -base64 32)`); a plain secret of at least 32 \
+         bytes must not start with whsec_"
+    )]
+    BadWhsec,
+    /// A `whsec_` secret whose key is shorter or longer than Standard Webhooks allows.
+    #[error(
+        "LEAGUEKIT_WEBHOOK_SECRET's whsec_ key is {0} bytes once base64-decoded; Standard \
+         Webhooks wants {MIN_WHSEC_KEY} to {MAX_WHSEC_KEY} bytes (make one with \
+         `whsec_$(openssl rand -base64 32)`)"
+    )]
+    WhsecLength(usize),
     /// An event type that does not exist.
     #[error("LEAGUEKIT_WEBHOOK_EVENTS: unknown event type {0:?}; the types are {1}")]
     UnknownType(String, String),
     /// A number that is not one, or out of range.
     #[error("{0}: {1:?} is not a whole number in {2}")]
     BadNumber(&'static str, String, &'static str),
+    /// `LEAGUEKIT_WEBHOOK_FROM` is neither `now` nor `start`.
+    #[error(
+        "LEAGUEKIT_WEBHOOK_FROM: {0:?} is neither \"now\" (a URL seen for the first time gets \
+         the events logged from then on; the default) nor \"start\" (it gets every event the \
+         logs still keep)"
+    )]
+    BadFrom(String),
     /// Webhooks for a season without an event log.
     #[error(
         "LEAGUEKIT_WEBHOOK_URLS is set but season {0:?} keeps no event log: add an [events] \
@@ -131,12 +172,9 @@ impl WebhookConfig {
             }
         }
         let secret = match get(SECRET_ENV) {
-            Some(s) if !s.is_empty() => s.into_bytes(),
+            Some(s) if !s.is_empty() => Secret::parse(&s)?,
             _ => return Err(WebhookConfigError::NoSecret),
         };
-        if secret.len() < MIN_SECRET {
-            return Err(WebhookConfigError::ShortSecret(secret.len()));
-        }
         let events: BTreeSet<String> = match get(EVENTS_ENV).filter(|e| !e.trim().is_empty()) {
             None => Kind::ALL
                 .into_iter()
@@ -172,6 +210,11 @@ impl WebhookConfig {
                     .filter(|n| (min..=max).contains(n))
                     .ok_or(WebhookConfigError::BadNumber(name, v, range)),
             };
+        let from = match get(FROM_ENV).as_deref().map(str::trim) {
+            None | Some("") | Some("now") => StartFrom::Now,
+            Some("start") => StartFrom::Start,
+            Some(other) => return Err(WebhookConfigError::BadFrom(other.to_owned())),
+        };
         let attempts = number(ATTEMPTS_ENV, 8, 1, 100, "1..=100")?;
         let backoff = number(BACKOFF_ENV, 1000, 1, 300_000, "1..=300000")?;
         let timeout = number(TIMEOUT_ENV, 10_000, 1, 600_000, "1..=600000")?;
@@ -183,6 +226,7 @@ impl WebhookConfig {
             backoff: Duration::from_millis(backoff),
             max_backoff: Duration::from_secs(300),
             timeout: Duration::from_millis(timeout),
+            from,
         }))
     }
 
@@ -237,6 +281,9 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(c.urls, ["http://x/h", "https://y/h"]);
+        assert_eq!(c.secret.signature_key(), SECRET.as_bytes());
+        assert_eq!(c.secret.standard_key(), SECRET.as_bytes());
+        assert!(!format!("{c:?}").contains(SECRET), "{c:?}");
         assert!(c.sends("player.placed") && !c.sends("player.overtaken"));
         assert_eq!((c.attempts, c.timeout), (8, Duration::from_secs(10)));
         let err = config(&[
@@ -264,6 +311,35 @@ mod tests {
             ])
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_whsec_secret_is_base64_of_24_to_64_bytes() {
+        // 32 random bytes, as `openssl rand -base64 32` writes them.
+        let whsec = "whsec_x0zJ8RClIQ4nSnE3cAdnIWEmzZhbRgpxrH1lP0eUmuM=";
+        let c = config(&[(URLS_ENV, "http://x/h"), (SECRET_ENV, whsec)])
+            .unwrap()
+            .unwrap();
+        assert!(c.secret.is_whsec());
+        assert_eq!(c.secret.signature_key(), whsec.as_bytes());
+        assert_eq!(c.secret.standard_key().len(), 32);
+        assert!(!format!("{c:?}").contains("x0zJ8RCl"), "{c:?}");
+        let refused =
+            |secret: &str| config(&[(URLS_ENV, "http://x/h"), (SECRET_ENV, secret)]).unwrap_err();
+        // URL-safe base64.
+        let err = refused("whsec_x0zJ8RClIQ4nSnE3cAdnIWEmzZhbRgpx-H1lP0eUmuM=");
+        assert_eq!(err, WebhookConfigError::BadWhsec);
+        let text = err.to_string();
+        assert!(
+            text.contains("LEAGUEKIT_WEBHOOK_SECRET")
+                && text.contains("whsec_$(openssl rand -base64 32)")
+                && !text.contains("x0zJ8RCl"),
+            "{text}"
+        );
+        // 16 bytes: long enough as a plain secret's text, too short a key.
+        let err = refused("whsec_AAAAAAAAAAAAAAAAAAAAAA==");
+        assert_eq!(err, WebhookConfigError::WhsecLength(16));
+        assert!(err.to_string().contains("24 to 64 bytes"), "{err}");
     }
 
     #[test]

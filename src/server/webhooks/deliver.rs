@@ -1,5 +1,7 @@
-//! The deliverer: finds the logs with events not yet delivered and delivers each
-//! (log, URL) pair in order under its lease (see the module's docs in `mod.rs`).
+//! The deliverer: looks for (log, URL) pairs with events not yet delivered
+//! (`watch.rs`) and delivers each pair in order under its lease (see the module's docs
+//! in `mod.rs`). Each URL has its own slots, so a URL that hangs or fails holds only
+//! its own.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
@@ -11,40 +13,64 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::config::WebhookConfig;
-use super::sign::signature;
-use super::{DEAD, DELIVERED, FAILED, LAG};
+use super::sign::headers;
+use super::watch::BUCKET_SCAN;
+use super::{DEAD, DELIVERED, FAILED, LAG, TRIMMED};
 use crate::events::{event_id, kind_of, with_id};
 use crate::league::League;
 use crate::store::keys::{hook_cursors, hook_dead_lease, hook_lease};
 use crate::store::{DeadLetter, LogRead, Pos, Store};
 
-/// How often the periods' logs (brackets and the period's own) are looked at.
+/// How often the running periods' logs (and the marked ones) are looked at.
 pub(super) const PERIOD_SCAN: Duration = Duration::from_millis(500);
-/// How often the 16,384 player buckets' logs (rewards) and the dead letters are.
-pub(super) const BUCKET_SCAN: Duration = Duration::from_secs(5);
 /// The most logs one process looks at a second: a league of many brackets is looked
 /// at less often than every [`PERIOD_SCAN`] (a million players, two periods of
 /// 10,000 brackets each and the buckets: about every 2.5 s), so that the look costs
 /// Redis a bounded share of its time whatever the league's size.
 const LOGS_PER_SEC: f64 = 15_000.0;
 /// A lease's time to live; its holder renews it at least every third of it.
-const LEASE_TTL: Duration = Duration::from_secs(30);
-/// The most (log, URL) pairs delivered at once by one process.
-const PAIRS_IN_FLIGHT: usize = 64;
+pub(super) const LEASE_TTL: Duration = Duration::from_secs(30);
+/// The most (log, URL) pairs one process delivers at once to one URL: a URL that
+/// hangs holds at most these, never another URL's.
+pub(super) const PAIRS_PER_URL: usize = 32;
 /// Events read from a log at a time.
 const PAGE: usize = 200;
-/// Logs whose heads are read in one pipelined call.
-const HEADS_CHUNK: usize = 2048;
-/// How many periods back from the current one are watched at most (the rollover's
-/// catch-up after a long stop closes older periods).
-const PERIODS_BACK: u64 = 8;
+/// How often a reward waiting for its bracket's events looks again.
+const CAUSE_POLL: Duration = Duration::from_millis(100);
+/// How long a reward waits for its bracket's events before its pair gives its slot up.
+const CAUSE_WAIT: Duration = Duration::from_secs(5);
+/// How often this process records its URLs as seen.
+const REGISTER_EVERY: Duration = Duration::from_secs(60);
+/// The most bytes of an answer read (the rest is dropped with the connection).
+const ANSWER_CAP: usize = 64 * 1024;
 
 /// One URL.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Target {
     pub(super) url: String,
     /// [`crate::store::url_tag`] of the URL: its cursor's field and its lease's suffix.
     pub(super) tag: String,
+    /// Where it starts (see `watch.rs`), once registered.
+    start: Mutex<Option<Pos>>,
+}
+
+impl Target {
+    pub(super) fn new(url: String, tag: String) -> Target {
+        Target {
+            url,
+            tag,
+            start: Mutex::new(None),
+        }
+    }
+
+    /// The position before the first event it gets; `None` until registered.
+    pub(super) fn start(&self) -> Option<Pos> {
+        *self.start.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn start_at(&self, at: Pos) {
+        *self.start.lock().unwrap_or_else(|e| e.into_inner()) = Some(at);
+    }
 }
 
 /// What one attempt, or one event's attempts, came to.
@@ -66,10 +92,10 @@ pub(super) struct Deliverer<S: Store> {
     /// How long a cursor hash lives after its last move: the log's own `keep` and a day.
     pub(super) cursor_ttl_ms: u64,
     pub(super) shutdown: CancellationToken,
-    /// (log, target tag) pairs being delivered by this process.
-    pub(super) active: Mutex<HashSet<(String, String)>>,
-    /// Per active pair: the time (store clock, ms) of its oldest undelivered event.
-    pub(super) oldest: Mutex<HashMap<(String, String), u64>>,
+    /// (log, target index) pairs being delivered by this process.
+    pub(super) active: Mutex<HashSet<(String, usize)>>,
+    /// The logs of closed periods being looked at (they no longer change).
+    pub(super) closed_logs: Mutex<HashMap<u64, Vec<String>>>,
 }
 
 /// A random id: this process's name on leases.
@@ -95,40 +121,36 @@ fn unix_secs() -> i64 {
 }
 
 impl<S: Store> Deliverer<S> {
-    /// Runs until shutdown: scans, starts a task per pending pair, replays dead
-    /// letters; on shutdown waits for the tasks (each ends after its POST in flight).
+    /// Runs until shutdown: looks, starts a task per pending pair (within each URL's
+    /// slots), replays dead letters; on shutdown waits for the tasks (each ends after
+    /// its POST in flight).
     pub(super) async fn run(self: Arc<Self>) {
         let mut tasks = JoinSet::new();
         let mut bucket_scan: Option<Instant> = None;
+        let mut registered: Option<Instant> = None;
         loop {
             while tasks.try_join_next().is_some() {}
-            let mut logs = self.period_logs().await;
+            if registered.is_none_or(|t| t.elapsed() >= REGISTER_EVERY) && self.register().await {
+                registered = Some(Instant::now());
+            }
             let sweep = bucket_scan.is_none_or(|t| t.elapsed() >= BUCKET_SCAN);
             if sweep {
-                logs.extend(self.league.events().bucket_logs());
                 bucket_scan = Some(Instant::now());
             }
-            for (log, target) in self.pending(&logs).await {
-                if tasks.len() >= PAIRS_IN_FLIGHT {
-                    break;
-                }
-                let key = (log.clone(), target.tag.clone());
-                if !self
-                    .active
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(key.clone())
+            let look = self.look(sweep).await;
+            for (log, target) in look.pending {
+                let key = (log.clone(), target);
                 {
-                    continue;
+                    let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+                    let busy = active.iter().filter(|(_, t)| *t == target).count();
+                    if busy >= PAIRS_PER_URL || !active.insert(key.clone()) {
+                        continue;
+                    }
                 }
                 let me = self.clone();
                 tasks.spawn(async move {
-                    me.deliver_pair(&log, &target).await;
+                    me.deliver_pair(&log, target).await;
                     me.active
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&key);
-                    me.oldest
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .remove(&key);
@@ -137,8 +159,8 @@ impl<S: Store> Deliverer<S> {
             if sweep {
                 self.replay_dead().await;
             }
-            self.report_lag().await;
-            let pause = PERIOD_SCAN.max(Duration::from_secs_f64(logs.len() as f64 / LOGS_PER_SEC));
+            metrics::gauge!(LAG).set(look.lag_ms as f64 / 1000.0);
+            let pause = PERIOD_SCAN.max(Duration::from_secs_f64(look.logs as f64 / LOGS_PER_SEC));
             tokio::select! {
                 () = tokio::time::sleep(pause) => {}
                 () = self.shutdown.cancelled() => break,
@@ -147,75 +169,13 @@ impl<S: Store> Deliverer<S> {
         while tasks.join_next().await.is_some() {}
     }
 
-    /// The logs of the watched periods: from the last closed one (whose close the
-    /// rollover may be writing) or the previous one, to the current one.
-    async fn period_logs(&self) -> Vec<String> {
-        let league = &self.league;
-        let current = match league.now().await {
-            Ok(now) => match league.period_at(Some(now)) {
-                Ok(p) => p.id,
-                Err(_) => return Vec::new(),
-            },
-            Err(e) => {
-                tracing::warn!(error = %e, "webhooks: cannot read the league clock");
-                return Vec::new();
-            }
+    /// Delivers `log`'s events past target `index`'s cursor, in order, while this
+    /// process holds the pair's lease.
+    async fn deliver_pair(&self, log: &str, index: usize) {
+        let target = &self.targets[index];
+        let Some(start) = target.start() else {
+            return;
         };
-        let closed = league
-            .store()
-            .closed_through(&league.keys().season())
-            .await
-            .unwrap_or(0);
-        let from = closed
-            .min(current.saturating_sub(1))
-            .max(current.saturating_sub(PERIODS_BACK))
-            .max(1);
-        let mut logs = Vec::new();
-        for period in from..=current {
-            match league.events().logs_of_period(period).await {
-                Ok(l) => logs.extend(l),
-                Err(e) => {
-                    tracing::warn!(period, error = %e, "webhooks: cannot list a period's logs")
-                }
-            }
-        }
-        logs
-    }
-
-    /// The (log, target) pairs with events past the target's cursor, not being
-    /// delivered by this process already.
-    async fn pending(&self, logs: &[String]) -> Vec<(String, Target)> {
-        let tags: Vec<String> = self.targets.iter().map(|t| t.tag.clone()).collect();
-        let mut out = Vec::new();
-        for chunk in logs.chunks(HEADS_CHUNK) {
-            let cursors: Vec<String> = chunk.iter().map(|l| hook_cursors(l)).collect();
-            let pairs: Vec<(&str, &str)> = chunk
-                .iter()
-                .zip(&cursors)
-                .map(|(l, c)| (l.as_str(), c.as_str()))
-                .collect();
-            let heads = self.league.store().log_heads(&pairs, &tags).await;
-            for (log, head) in chunk.iter().zip(heads) {
-                let head = match head {
-                    Ok(h) => h,
-                    Err(e) => {
-                        tracing::warn!(log, error = %e, "webhooks: cannot read a log's head");
-                        continue;
-                    }
-                };
-                for (target, at) in self.targets.iter().zip(&head.cursors) {
-                    if head.last > *at {
-                        out.push((log.clone(), target.clone()));
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    /// Delivers `log`'s events past `target`'s cursor, in order, while this process
-    /// holds the pair's lease.
-    async fn deliver_pair(&self, log: &str, target: &Target) {
         let store = self.league.store();
         let lease = hook_lease(log, &target.tag);
         let cursors = hook_cursors(log);
@@ -231,17 +191,29 @@ impl<S: Store> Deliverer<S> {
             }
         }
         let mut renewed = Instant::now();
+        let mut checked_trim = false;
         'pages: loop {
             // The cursor as stored now, under the lease: another holder may have moved
-            // it since the scan.
+            // it since the look.
             let at = match store
                 .log_heads(&[(log, &cursors)], std::slice::from_ref(&target.tag))
                 .await
                 .pop()
             {
-                Some(Ok(h)) => h.cursors.first().copied().unwrap_or(Pos::START),
+                Some(Ok(h)) => h.cursors.first().copied().unwrap_or(Pos::START).max(start),
                 _ => break,
             };
+            if !checked_trim {
+                checked_trim = true;
+                match self
+                    .report_trimmed(log, target, at, start, &lease, &cursors)
+                    .await
+                {
+                    Ok(true) => continue 'pages,
+                    Ok(false) => {}
+                    Err(()) => break 'pages,
+                }
+            }
             let read = [LogRead {
                 log,
                 after: at,
@@ -255,17 +227,19 @@ impl<S: Store> Deliverer<S> {
                 }
                 _ => break,
             };
-            let key = (log.to_owned(), target.tag.clone());
-            self.oldest
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(key, entries[0].pos.ms);
             for e in &entries {
                 if self.shutdown.is_cancelled() {
                     break 'pages;
                 }
                 let kind = kind_of(&e.body).unwrap_or("unknown");
                 if self.config.sends(kind) {
+                    if kind == "reward.granted"
+                        && !self
+                            .after_its_cause(&e.body, target, start, &lease, &mut renewed)
+                            .await
+                    {
+                        break 'pages;
+                    }
                     let json = with_id(log, e);
                     let id = event_id(log, e.pos);
                     match self
@@ -316,10 +290,6 @@ impl<S: Store> Deliverer<S> {
                         break 'pages;
                     }
                 }
-                self.oldest
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert((log.to_owned(), target.tag.clone()), e.pos.ms);
             }
             if entries.len() < PAGE {
                 break;
@@ -328,8 +298,141 @@ impl<S: Store> Deliverer<S> {
         let _ = store.drop_lease(&lease, &self.owner).await;
     }
 
+    /// When events after `at` (the entry the cursor is at) were trimmed from `log` by
+    /// its cap before `target` got them, records the run as a dead letter (error
+    /// `trimmed`), counts it, and moves the cursor to just before the log's first
+    /// entry: Ok(true). Ok(false) when nothing was lost (and for a cursor at the
+    /// target's start, which is no entry); Err when the store failed (the pair stops,
+    /// to try again later).
+    async fn report_trimmed(
+        &self,
+        log: &str,
+        target: &Target,
+        at: Pos,
+        start: Pos,
+        lease: &str,
+        cursors: &str,
+    ) -> Result<bool, ()> {
+        if at <= start {
+            return Ok(false);
+        }
+        let store = self.league.store();
+        let first = match store.log_gap(log, at).await {
+            Ok(Some(first)) => first,
+            Ok(None) => return Ok(false),
+            Err(e) => {
+                tracing::warn!(log, error = %e, "webhooks: cannot read a log's first entry");
+                return Err(());
+            }
+        };
+        let label = crate::store::keys::log_label(log);
+        let letter = DeadLetter {
+            id: event_id(log, first.before()),
+            url: target.url.clone(),
+            event: serde_json::json!({
+                "trimmed": {"log": label, "after": at.to_string(), "before": first.to_string()},
+            })
+            .to_string(),
+            attempts: 0,
+            error: format!(
+                "trimmed: events of log {label} after {at} and before {first} were trimmed \
+                 ([events] max_per_log) before they were delivered; raise max_per_log"
+            ),
+            at_ms: now_ms(),
+            replay: false,
+        };
+        if let Err(e) = store.put_dead(&self.league.keys().season(), &letter).await {
+            tracing::warn!(error = %e, "webhooks: cannot record a dead letter");
+            return Err(());
+        }
+        tracing::error!(log, url = %target.url, after = %at, before = %first, "webhooks: events trimmed before delivery: recorded as a dead letter");
+        metrics::counter!(TRIMMED).increment(1);
+        match store
+            .advance_cursor(
+                lease,
+                &self.owner,
+                cursors,
+                &target.tag,
+                first.before(),
+                self.cursor_ttl_ms,
+            )
+            .await
+        {
+            Ok(true) => Ok(true),
+            _ => Err(()),
+        }
+    }
+
+    /// Waits until `target` has been given every event its bracket's log held when
+    /// this grant (`body`, a `reward.granted` of source `period/tier/bracket`) is
+    /// about to go, so that a player's `bracket.closed` and outcome (or re-settlement)
+    /// come before the reward they earned: the grant was logged after them. False if
+    /// stopped meanwhile (shutdown, the lease lost, or [`CAUSE_WAIT`] passed): the
+    /// grant is not sent now, and its pair ends.
+    async fn after_its_cause(
+        &self,
+        body: &str,
+        target: &Target,
+        start: Pos,
+        lease: &str,
+        renewed: &mut Instant,
+    ) -> bool {
+        let source = serde_json::from_str::<serde_json::Value>(body)
+            .ok()
+            .and_then(|v| v["data"]["source"].as_str().map(str::to_owned));
+        let Some((period, tier, bracket)) = source.as_deref().and_then(|s| {
+            let (period, rest) = s.split_once('/')?;
+            let (tier, bracket) = rest.rsplit_once('/')?;
+            Some((
+                period.parse::<u64>().ok()?,
+                tier,
+                bracket.parse::<u32>().ok()?,
+            ))
+        }) else {
+            return true;
+        };
+        let log = self.league.keys().bracket(period, tier, bracket).events();
+        let cursors = hook_cursors(&log);
+        let store = self.league.store();
+        let mut before: Option<Pos> = None;
+        let waited = Instant::now();
+        loop {
+            let head = match store
+                .log_heads(&[(&log, &cursors)], std::slice::from_ref(&target.tag))
+                .await
+                .pop()
+            {
+                Some(Ok(h)) => h,
+                // Unknown: the grant goes; order is a courtesy, loss is not an option.
+                _ => return true,
+            };
+            let cause = *before.get_or_insert(head.last);
+            let at = head
+                .cursors
+                .first()
+                .copied()
+                .unwrap_or(Pos::START)
+                .max(start);
+            if at >= cause {
+                return true;
+            }
+            // The bracket's pair may be waiting for a slot this pair holds: give the
+            // slot up for a while (the pair is taken up again at a later look).
+            if waited.elapsed() >= CAUSE_WAIT {
+                return false;
+            }
+            tokio::select! {
+                () = tokio::time::sleep(CAUSE_POLL) => {}
+                () = self.shutdown.cancelled() => return false,
+            }
+            if !self.keep_lease(lease, renewed).await {
+                return false;
+            }
+        }
+    }
+
     /// Renews the lease if a third of its time to live has passed: false if lost.
-    async fn keep_lease(&self, lease: &str, renewed: &mut Instant) -> bool {
+    pub(super) async fn keep_lease(&self, lease: &str, renewed: &mut Instant) -> bool {
         if renewed.elapsed() < LEASE_TTL / 3 {
             return true;
         }
@@ -399,21 +502,51 @@ impl<S: Store> Deliverer<S> {
         kind: &str,
         json: &str,
     ) -> Result<(), String> {
-        let sig = signature(&self.config.secret, unix_secs(), json.as_bytes());
-        let answer = self
+        let mut request = self
             .client
             .post(url)
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .header("Leaguekit-Event-Id", id)
-            .header("Leaguekit-Event-Type", kind)
-            .header("Leaguekit-Signature", sig)
+            .header("Leaguekit-Event-Type", kind);
+        // Leaguekit-Signature and Standard Webhooks' webhook-id, -timestamp, -signature.
+        for (name, value) in headers(&self.config.secret, id, unix_secs(), json.as_bytes()) {
+            request = request.header(name, value);
+        }
+        let answer = request
             .timeout(self.config.timeout)
             .body(json.to_owned())
             .send()
             .await;
         match answer {
-            Ok(r) if r.status().is_success() => Ok(()),
-            Ok(r) => Err(format!("HTTP {}", r.status().as_u16())),
+            Ok(mut r) => {
+                let status = r.status();
+                let location = r
+                    .headers()
+                    .get(reqwest::header::LOCATION)
+                    .and_then(|l| l.to_str().ok())
+                    .map(|l| l.chars().take(200).collect::<String>());
+                // The answer's body is read, up to a cap, so the connection can serve
+                // the next POST; what it says does not matter.
+                let mut read = 0;
+                while read < ANSWER_CAP {
+                    match r.chunk().await {
+                        Ok(Some(c)) => read += c.len(),
+                        _ => break,
+                    }
+                }
+                if status.is_success() {
+                    Ok(())
+                } else if status.is_redirection() {
+                    Err(format!(
+                        "HTTP {} to {}: redirects are not followed (set the URL it points \
+                         to in LEAGUEKIT_WEBHOOK_URLS)",
+                        status.as_u16(),
+                        location.as_deref().unwrap_or("nowhere")
+                    ))
+                } else {
+                    Err(format!("HTTP {}", status.as_u16()))
+                }
+            }
             Err(e) if e.is_timeout() => Err(format!(
                 "no answer in {} ms",
                 self.config.timeout.as_millis()
@@ -429,7 +562,12 @@ impl<S: Store> Deliverer<S> {
         let store = self.league.store();
         let season = self.league.keys().season();
         let marked: Vec<DeadLetter> = match store.dead_letters(&season, usize::MAX).await {
-            Ok(l) => l.into_iter().filter(|l| l.replay).collect(),
+            // Only letters of this process's URLs: a URL no longer configured is
+            // never posted to.
+            Ok(l) => l
+                .into_iter()
+                .filter(|l| l.replay && self.targets.iter().any(|t| t.url == l.url))
+                .collect(),
             Err(e) => {
                 tracing::warn!(error = %e, "webhooks: cannot read the dead letters");
                 return;
@@ -482,25 +620,6 @@ impl<S: Store> Deliverer<S> {
             }
         }
         let _ = store.drop_lease(&lease, &self.owner).await;
-    }
-
-    /// Sets the lag gauge: the age of the oldest event this process is delivering.
-    async fn report_lag(&self) {
-        let oldest = self
-            .oldest
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .min()
-            .copied();
-        let lag = match oldest {
-            Some(ms) => match self.league.store().now().await {
-                Ok(now) => (u64::try_from(now).unwrap_or(0).saturating_sub(ms)) as f64 / 1000.0,
-                Err(_) => return,
-            },
-            None => 0.0,
-        };
-        metrics::gauge!(LAG).set(lag);
     }
 }
 

@@ -3,14 +3,15 @@
 //!
 //! **Work.** The unit of work is one (log, URL) pair: a log's events go to a URL one
 //! at a time, in log order, so a player's events within a bracket, and within their
-//! rewards, arrive in the order they happened. The logs watched are those of the
-//! periods from the last closed one (or the previous one) to the current one
-//! ([`crate::events::EventLog::logs_of_period`]: their brackets' and their own), every
-//! 0.5 s, and the 16,384 player buckets' logs (rewards), every 5 s. A scan reads each
-//! log's last position and its cursors in one pipelined call per slot group (two
-//! commands per log: on a single Redis, 32,768 cheap commands every 5 s for the
-//! buckets, a few milliseconds of Redis time, plus two per bracket every 0.5 s); only
-//! pairs whose log is past the cursor get work.
+//! rewards, arrive in the order they happened. Which logs are looked at follows from
+//! what was logged (`watch.rs`): the running period and the one before, periods not
+//! closed yet, every period a write marked before logging into it (a rollover's
+//! close, however many periods one run closes; a re-settlement) until each URL has all
+//! of its events, and the 16,384 player buckets' logs (rewards) every 5 s. A look
+//! reads each log's last position and its cursors in one pipelined call per slot
+//! group; only pairs whose log is past the cursor get work. Each URL has its own
+//! 32 slots per process, so a URL that hangs holds only its own. A
+//! `reward.granted` waits for its bracket's events to that URL (causal order).
 //!
 //! **Progress** is stored, not kept in the process: per (log, URL) a cursor, the
 //! position of the last event the URL is done with, in the hash `<log>:hook` (the
@@ -22,8 +23,8 @@
 //! processes share the work, each pair delivered by one of them at a time, and a
 //! restart goes on from the cursors.
 //!
-//! **Retries.** A 2xx answer is a delivery; another status, a connection failure or
-//! no answer in 10 s is a failed attempt, retried after 1 s, 2 s, 4 s... (capped at
+//! **Retries.** A 2xx answer is a delivery; another status (a redirect included: never
+//! followed), a connection failure or no answer in 10 s is a failed attempt, retried after 1 s, 2 s, 4 s... (capped at
 //! 5 min, each shortened by a random jitter of up to half) up to
 //! `LEAGUEKIT_WEBHOOK_ATTEMPTS` attempts (8); then the event becomes a **dead
 //! letter** (the season's hash `{season}:hookdead`: event id, URL, event JSON,
@@ -42,7 +43,8 @@
 //! sent the same events meanwhile: its POST in flight then is a duplicate too, and
 //! its cursor write is refused. A dead letter replayed just before a crash may be sent
 //! again at the next replay. Receivers deduplicate by `Leaguekit-Event-Id`.
-//! Events that expire from a log (its `keep`) before being delivered are not sent.
+//! Events that expire from a log (its `keep`) before being delivered are not sent;
+//! events trimmed by its cap before being delivered become a dead letter naming them.
 //!
 //! Owns: the webhook configuration, signatures, the deliverer task and the dead
 //! letters' listing and replay marks. Must not: write anything of the league itself.
@@ -50,6 +52,7 @@
 mod config;
 mod deliver;
 mod sign;
+mod watch;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -58,20 +61,25 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use config::{
-    ATTEMPTS_ENV, BACKOFF_ENV, EVENTS_ENV, MIN_SECRET, SECRET_ENV, TIMEOUT_ENV, URLS_ENV,
+    ATTEMPTS_ENV, BACKOFF_ENV, EVENTS_ENV, FROM_ENV, MIN_SECRET, SECRET_ENV, TIMEOUT_ENV, URLS_ENV,
     WebhookConfig, WebhookConfigError,
 };
-pub use sign::{TOLERANCE_SECS, signature, verify};
+pub use sign::{
+    MAX_WHSEC_KEY, MIN_WHSEC_KEY, SIGNATURE_HEADER, Secret, TOLERANCE_SECS, WEBHOOK_ID_HEADER,
+    WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER, WHSEC_PREFIX, headers, signature, verify,
+    verify_standard,
+};
 
 use crate::error::{Error, InputError};
 use crate::league::League;
 use crate::store::{DeadLetter, Store, url_tag};
 use deliver::{Deliverer, Target};
+pub use watch::StartFrom;
 
 // The metrics' names are in crate::metrics, with the others.
 pub use crate::metrics::{
     WEBHOOK_DEAD as DEAD, WEBHOOK_DELIVERED as DELIVERED, WEBHOOK_FAILED as FAILED,
-    WEBHOOK_LAG as LAG,
+    WEBHOOK_LAG as LAG, WEBHOOK_TRIMMED as TRIMMED,
 };
 
 /// The most dead letters listed.
@@ -85,14 +93,19 @@ fn describe() {
         "Webhook attempts that failed (another status, no answer in time, no connection)"
     );
     describe_counter!(DEAD, "Webhook events given up and recorded as dead letters");
+    describe_counter!(
+        TRIMMED,
+        "Runs of webhook events trimmed from a log (max_per_log) before delivery, each a dead letter"
+    );
     describe_gauge!(
         LAG,
         Unit::Seconds,
-        "Age of the oldest webhook event this process is delivering (0 when caught up)"
+        "Age of the oldest webhook event not yet delivered to one of this process's URLs (0 when caught up)"
     );
     metrics::counter!(DELIVERED).absolute(0);
     metrics::counter!(FAILED).absolute(0);
     metrics::counter!(DEAD).absolute(0);
+    metrics::counter!(TRIMMED).absolute(0);
 }
 
 /// Starts delivering `league`'s events as `config` says, until `shutdown`: the task
@@ -109,6 +122,9 @@ pub fn start<S: Store>(
     let client = reqwest::Client::builder()
         .connect_timeout(config.timeout)
         .pool_idle_timeout(std::time::Duration::from_secs(50))
+        // A redirect is a failed attempt: following it would send the signed event
+        // where the receiver points (307/308) or turn it into a body-less GET (301-303).
+        .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("leaguekit/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| WebhookConfigError::BadUrl(format!("(the HTTP client: {e})")))?;
@@ -116,10 +132,7 @@ pub fn start<S: Store>(
     let targets = config
         .urls
         .iter()
-        .map(|u| Target {
-            url: u.clone(),
-            tag: url_tag(u),
-        })
+        .map(|u| Target::new(u.clone(), url_tag(u)))
         .collect();
     let deliverer = Arc::new(Deliverer {
         league,
@@ -130,7 +143,7 @@ pub fn start<S: Store>(
         cursor_ttl_ms: spec.keep_secs.saturating_add(86_400).saturating_mul(1000),
         shutdown,
         active: Mutex::new(HashSet::new()),
-        oldest: Mutex::new(HashMap::new()),
+        closed_logs: Mutex::new(HashMap::new()),
     });
     Ok(tokio::spawn(deliverer.run()))
 }
@@ -160,6 +173,17 @@ pub async fn mark_replay<S: Store>(
 ) -> Result<Vec<DeadLetter>, Error> {
     let season = league.keys().season();
     let all = league.store().dead_letters(&season, usize::MAX).await?;
+    if let Replay::Ids(ids) = which
+        && let Some(gone) = all.iter().find(|l| l.is_trimmed() && ids.contains(&l.id))
+    {
+        return Err(InputError::Other(format!(
+            "dead letter {:?} records events trimmed from their log before delivery: they \
+             are gone, there is nothing to replay (raise [events] max_per_log)",
+            gone.id
+        ))
+        .into());
+    }
+    let all: Vec<DeadLetter> = all.into_iter().filter(|l| !l.is_trimmed()).collect();
     let chosen: Vec<DeadLetter> = match which {
         Replay::All => all,
         Replay::Ids(ids) => {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::MemoryStore;
 use crate::error::StoreError;
-use crate::store::keys::{SeasonKeys, hook_dead};
+use crate::store::keys::{SeasonKeys, hook_dead, hook_done, hook_marks, hook_targets};
 use crate::store::{DeadLetter, DeliveryStore, LogHead, Pos};
 
 /// Everything of webhook delivery.
@@ -18,6 +18,23 @@ pub(super) struct HookData {
     cursors: HashMap<String, (HashMap<String, Pos>, i64)>,
     /// dead-letter hash key → letter key → record.
     dead: HashMap<String, BTreeMap<String, String>>,
+    /// period-marks hash key → period → mark.
+    pub(super) marks: HashMap<String, BTreeMap<u64, i64>>,
+    /// done hash key → (period → mark, expires at unix ms).
+    done: HashMap<String, (BTreeMap<u64, i64>, i64)>,
+    /// targets hash key → target → (first seen, last seen).
+    targets: HashMap<String, HashMap<String, (i64, i64)>>,
+}
+
+impl HookData {
+    /// Marks `periods` until `until_ms` in the hash `key`, keeping larger marks.
+    pub(super) fn mark(&mut self, key: &str, periods: &[u64], until_ms: i64) {
+        let marks = self.marks.entry(key.to_owned()).or_default();
+        for p in periods {
+            let at = marks.entry(*p).or_insert(until_ms);
+            *at = (*at).max(until_ms);
+        }
+    }
 }
 
 impl DeliveryStore for MemoryStore {
@@ -105,6 +122,122 @@ impl DeliveryStore for MemoryStore {
         }
         entry.1 = now.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX));
         Ok(true)
+    }
+
+    async fn period_marks(&self, season: &SeasonKeys) -> Result<Vec<(u64, i64)>, StoreError> {
+        let data = self.data();
+        Ok(data
+            .hooks
+            .marks
+            .get(&hook_marks(season))
+            .map(|m| m.iter().map(|(p, at)| (*p, *at)).collect())
+            .unwrap_or_default())
+    }
+
+    async fn periods_done(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+    ) -> Result<Vec<(u64, i64)>, StoreError> {
+        let now = self.clock.now().timestamp_millis();
+        let data = self.data();
+        Ok(data
+            .hooks
+            .done
+            .get(&hook_done(season, target))
+            .filter(|(_, at)| *at > now)
+            .map(|(m, _)| m.iter().map(|(p, at)| (*p, *at)).collect())
+            .unwrap_or_default())
+    }
+
+    async fn record_period_done(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+        period: u64,
+        mark: i64,
+        ttl_ms: u64,
+    ) -> Result<bool, StoreError> {
+        let now = self.clock.now().timestamp_millis();
+        let mut data = self.data();
+        let current = data
+            .hooks
+            .marks
+            .get(&hook_marks(season))
+            .and_then(|m| m.get(&period).copied());
+        if current != Some(mark) {
+            return Ok(false);
+        }
+        let entry = data
+            .hooks
+            .done
+            .entry(hook_done(season, target))
+            .or_default();
+        if entry.1 <= now {
+            entry.0.clear();
+        }
+        entry.0.insert(period, mark);
+        entry.1 = now.saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX));
+        Ok(true)
+    }
+
+    async fn prune_marks(
+        &self,
+        season: &SeasonKeys,
+        before_ms: i64,
+        targets: &[String],
+    ) -> Result<(), StoreError> {
+        let mut data = self.data();
+        let Some(marks) = data.hooks.marks.get_mut(&hook_marks(season)) else {
+            return Ok(());
+        };
+        let old: Vec<u64> = marks
+            .iter()
+            .filter(|(_, at)| **at < before_ms)
+            .map(|(p, _)| *p)
+            .collect();
+        for p in &old {
+            marks.remove(p);
+        }
+        for t in targets {
+            if let Some((done, _)) = data.hooks.done.get_mut(&hook_done(season, t)) {
+                for p in &old {
+                    done.remove(p);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn target_seen(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+    ) -> Result<Option<(i64, i64)>, StoreError> {
+        let data = self.data();
+        Ok(data
+            .hooks
+            .targets
+            .get(&hook_targets(season))
+            .and_then(|m| m.get(target).copied()))
+    }
+
+    async fn register_target(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+        now_ms: i64,
+        stale_ms: u64,
+    ) -> Result<i64, StoreError> {
+        let mut data = self.data();
+        let seen = data.hooks.targets.entry(hook_targets(season)).or_default();
+        let stale = i64::try_from(stale_ms).unwrap_or(i64::MAX);
+        let first = match seen.get(target) {
+            Some((first, last)) if now_ms.saturating_sub(*last) <= stale => *first,
+            _ => now_ms,
+        };
+        seen.insert(target.to_owned(), (first, now_ms));
+        Ok(first)
     }
 
     async fn put_dead(&self, season: &SeasonKeys, letter: &DeadLetter) -> Result<(), StoreError> {

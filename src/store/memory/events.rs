@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use super::{Data, MemoryStore};
 use crate::error::StoreError;
+use crate::store::keys::{SeasonKeys, hook_marks};
 use crate::store::{Appends, EventStore, LogEntry, LogRead, Pos};
 
 /// One log.
@@ -85,5 +86,30 @@ impl EventStore for MemoryStore {
                 })
             })
             .collect()
+    }
+
+    async fn log_gap(&self, log: &str, after: Pos) -> Result<Option<Pos>, StoreError> {
+        let now = self.clock.now().timestamp_millis();
+        let data = self.data();
+        let Some(l) = data.logs.get(log).filter(|l| l.live(now)) else {
+            return Ok(None);
+        };
+        let Some(first) = l.entries.front().map(|e| e.pos) else {
+            return Ok(None);
+        };
+        let present = l.entries.iter().any(|e| e.pos == after);
+        Ok((!present && first > after && first.before() != after).then_some(first))
+    }
+
+    async fn mark_periods(
+        &self,
+        season: &SeasonKeys,
+        periods: &[u64],
+        until_ms: i64,
+    ) -> Result<(), StoreError> {
+        self.data()
+            .hooks
+            .mark(&hook_marks(season), periods, until_ms);
+        Ok(())
     }
 }

@@ -4,11 +4,11 @@
 
 use ::redis::Value;
 
-use super::reply::{array, is_nil, protocol, text, uint};
+use super::reply::{array, is_nil, pairs, protocol, text, uint};
 use super::scripts::SCRIPTS;
 use super::{RedisStore, Retry};
 use crate::error::StoreError;
-use crate::store::keys::{SeasonKeys, hook_dead};
+use crate::store::keys::{SeasonKeys, hook_dead, hook_done, hook_marks, hook_targets};
 use crate::store::{DeadLetter, DeliveryStore, LogHead, Pos};
 
 impl DeliveryStore for RedisStore {
@@ -114,6 +114,107 @@ impl DeliveryStore for RedisStore {
         Ok(uint(&v, "hook_advance")? == 1)
     }
 
+    async fn period_marks(&self, season: &SeasonKeys) -> Result<Vec<(u64, i64)>, StoreError> {
+        let mut cmd = ::redis::cmd("HGETALL");
+        cmd.arg(hook_marks(season));
+        let v = self.command("hook_marks", Retry::Idempotent, &cmd).await?;
+        period_numbers(v, "webhook period marks")
+    }
+
+    async fn periods_done(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+    ) -> Result<Vec<(u64, i64)>, StoreError> {
+        let mut cmd = ::redis::cmd("HGETALL");
+        cmd.arg(hook_done(season, target));
+        let v = self
+            .command("hook_done_read", Retry::Idempotent, &cmd)
+            .await?;
+        period_numbers(v, "webhook periods done")
+    }
+
+    async fn record_period_done(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+        period: u64,
+        mark: i64,
+        ttl_ms: u64,
+    ) -> Result<bool, StoreError> {
+        let mut inv = SCRIPTS.hook_done.prepare_invoke();
+        inv.key(hook_marks(season))
+            .key(hook_done(season, target))
+            .arg(period)
+            .arg(mark)
+            .arg(ttl_ms.max(1));
+        // Idempotent: recording the same mark twice leaves it there.
+        let v = self
+            .invoke_write("hook_done", Retry::Idempotent, &inv)
+            .await?;
+        Ok(uint(&v, "hook_done")? == 1)
+    }
+
+    async fn prune_marks(
+        &self,
+        season: &SeasonKeys,
+        before_ms: i64,
+        targets: &[String],
+    ) -> Result<(), StoreError> {
+        let mut inv = SCRIPTS.hook_prune.prepare_invoke();
+        inv.key(hook_marks(season));
+        for t in targets {
+            inv.key(hook_done(season, t));
+        }
+        inv.arg(before_ms);
+        self.invoke_write("hook_prune", Retry::Idempotent, &inv)
+            .await?;
+        Ok(())
+    }
+
+    async fn target_seen(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+    ) -> Result<Option<(i64, i64)>, StoreError> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(hook_targets(season)).arg(target);
+        let v = self
+            .command("hook_target_seen", Retry::Idempotent, &cmd)
+            .await?;
+        if is_nil(&v) {
+            return Ok(None);
+        }
+        let what = "a webhook target's record";
+        let t = text(&v, what)?;
+        let parsed = t
+            .split_once(' ')
+            .and_then(|(f, l)| Some((f.parse().ok()?, l.parse().ok()?)));
+        parsed
+            .map(Some)
+            .ok_or_else(|| protocol(format!("{what}: {t:?} is not \"<first> <last>\"")))
+    }
+
+    async fn register_target(
+        &self,
+        season: &SeasonKeys,
+        target: &str,
+        now_ms: i64,
+        stale_ms: u64,
+    ) -> Result<i64, StoreError> {
+        let mut inv = SCRIPTS.hook_register.prepare_invoke();
+        inv.key(hook_targets(season))
+            .arg(target)
+            .arg(now_ms)
+            .arg(stale_ms);
+        // Idempotent: registering again at the same time answers the same.
+        let v = self
+            .invoke_write("hook_register", Retry::Idempotent, &inv)
+            .await?;
+        let first = uint(&v, "hook_register")?;
+        i64::try_from(first).map_err(|_| protocol(format!("hook_register: {first} out of range")))
+    }
+
     async fn put_dead(&self, season: &SeasonKeys, letter: &DeadLetter) -> Result<(), StoreError> {
         let mut cmd = ::redis::cmd("HSET");
         cmd.arg(hook_dead(season))
@@ -168,4 +269,19 @@ fn position(v: &Value, what: &str) -> Result<Pos, StoreError> {
     text(v, what)?
         .parse()
         .map_err(|e| protocol(format!("{what}: {e}")))
+}
+
+/// A hash of period → unix ms, by period.
+fn period_numbers(v: Value, what: &str) -> Result<Vec<(u64, i64)>, StoreError> {
+    let mut out = pairs(v, what)?
+        .into_iter()
+        .map(|(p, at)| match (p.parse::<u64>(), at.parse::<i64>()) {
+            (Ok(p), Ok(at)) => Ok((p, at)),
+            _ => Err(protocol(format!(
+                "{what}: {p:?} -> {at:?} is not period -> ms"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    out.sort_unstable();
+    Ok(out)
 }

@@ -3,9 +3,11 @@
 
 use ::redis::Value;
 
-use super::RedisStore;
 use super::reply::{array, protocol, text};
+use super::scripts::SCRIPTS;
+use super::{RedisStore, Retry};
 use crate::error::StoreError;
+use crate::store::keys::{SeasonKeys, hook_marks};
 use crate::store::{EventStore, LogEntry, LogRead, Pos};
 
 impl EventStore for RedisStore {
@@ -36,6 +38,41 @@ impl EventStore for RedisStore {
                 Ok(out)
             })
             .collect()
+    }
+
+    async fn log_gap(&self, log: &str, after: Pos) -> Result<Option<Pos>, StoreError> {
+        let mut at = ::redis::cmd("XRANGE");
+        at.arg(log).arg(after.to_string()).arg(after.to_string());
+        let held = self.command("log_gap", Retry::Idempotent, &at).await?;
+        if !entries(held, log)?.is_empty() {
+            return Ok(None);
+        }
+        let mut first = ::redis::cmd("XRANGE");
+        first.arg(log).arg("-").arg("+").arg("COUNT").arg(1);
+        let v = self.command("log_gap", Retry::Idempotent, &first).await?;
+        Ok(entries(v, log)?
+            .first()
+            .map(|e| e.pos)
+            .filter(|f| *f > after && f.before() != after))
+    }
+
+    async fn mark_periods(
+        &self,
+        season: &SeasonKeys,
+        periods: &[u64],
+        until_ms: i64,
+    ) -> Result<(), StoreError> {
+        for chunk in periods.chunks(1000) {
+            let mut inv = SCRIPTS.hook_mark.prepare_invoke();
+            inv.key(hook_marks(season)).arg(until_ms);
+            for p in chunk {
+                inv.arg(*p);
+            }
+            // Idempotent: each period keeps the larger mark.
+            self.invoke_write("hook_mark", Retry::Idempotent, &inv)
+                .await?;
+        }
+        Ok(())
     }
 }
 

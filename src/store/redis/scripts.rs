@@ -88,6 +88,10 @@ scripts! {
     hook_release: [],
     hook_advance: [],
     hook_dead_remove: [],
+    hook_mark: [],
+    hook_done: [],
+    hook_prune: [],
+    hook_register: [],
 }
 
 #[cfg(test)]
