@@ -24,6 +24,7 @@
 //! | `leaguekit_webhook_deliveries_total` | counter | | webhook events delivered (a 2xx answer) by this process |
 //! | `leaguekit_webhook_failed_attempts_total` | counter | | webhook attempts that failed (another status, no answer in time, no connection) |
 //! | `leaguekit_webhook_dead_total` | counter | | webhook events given up and recorded as dead letters |
+//! | `leaguekit_webhook_dead_dropped_total` | counter | | webhook dead letters dropped because their URL had `LEAGUEKIT_WEBHOOK_DEAD_MAX` |
 //! | `leaguekit_webhook_trimmed_total` | counter | | runs of webhook events trimmed from a log (`max_per_log`) before delivery to a URL, each recorded as a dead letter naming the run |
 //! | `leaguekit_webhook_lag_seconds` | gauge | | the age of the oldest webhook event not yet delivered to one of this process's URLs (0 when caught up) |
 //!
@@ -72,6 +73,8 @@ pub const WEBHOOK_DELIVERED: &str = "leaguekit_webhook_deliveries_total";
 pub const WEBHOOK_FAILED: &str = "leaguekit_webhook_failed_attempts_total";
 /// `leaguekit_webhook_dead_total`.
 pub const WEBHOOK_DEAD: &str = "leaguekit_webhook_dead_total";
+/// `leaguekit_webhook_dead_dropped_total`.
+pub const WEBHOOK_DEAD_DROPPED: &str = "leaguekit_webhook_dead_dropped_total";
 /// `leaguekit_webhook_trimmed_total`.
 pub const WEBHOOK_TRIMMED: &str = "leaguekit_webhook_trimmed_total";
 /// `leaguekit_webhook_lag_seconds`.

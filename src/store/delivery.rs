@@ -9,10 +9,11 @@
 //! lease's owner, in one atomic step (on Redis a script), so a deliverer that lost its
 //! lease (paused past its time to live) cannot move another's progress back.
 //!
-//! **Dead letters** are the season's: one hash in the season's slot, field = the
-//! letter's key (event id and target), value = the letter as JSON. An operator marks
-//! letters for replay; a deliverer sends the marked ones again and removes each once
-//! delivered.
+//! **Dead letters** are the season's, in the season's slot: a hash (field = the
+//! letter's key, event id and target; value = the letter as JSON), an index by time
+//! (for pages and expiry), one per URL (for its cap) and the set of letters marked
+//! for replay (so a deliverer reads only those). An operator marks letters for
+//! replay; a deliverer sends the marked ones again and removes each once delivered.
 
 use std::future::Future;
 
@@ -88,6 +89,24 @@ impl DeadLetter {
             replay: v.get("replay")?.as_bool()?,
         })
     }
+}
+
+/// How many dead letters are kept: at most `max_per_url` per URL (the oldest go),
+/// none recorded before `before_ms` (unix ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeadBounds {
+    /// The most letters kept per URL.
+    pub max_per_url: u64,
+    /// Letters recorded before this (unix ms) go.
+    pub before_ms: i64,
+}
+
+impl DeadBounds {
+    /// No bound (tests).
+    pub const NONE: DeadBounds = DeadBounds {
+        max_per_url: u64::MAX,
+        before_ms: i64::MIN,
+    };
 }
 
 /// A short stable name of a target URL (16 hex digits of FNV-1a 64 of its bytes): the
@@ -197,28 +216,59 @@ pub trait DeliveryStore: Send + Sync + 'static {
         stale_ms: u64,
     ) -> impl Future<Output = Result<i64, StoreError>> + Send;
 
-    /// Records (or replaces) a dead letter.
+    /// Records (or replaces) a dead letter, marked for replay or not as it says, and
+    /// keeps `bounds`: this letter's URL's letters recorded before
+    /// `bounds.before_ms` go, then its oldest beyond `bounds.max_per_url`. Answers
+    /// how many went for the cap (expired ones are not counted).
     fn put_dead(
         &self,
         season: &SeasonKeys,
         letter: &DeadLetter,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+        bounds: DeadBounds,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
-    /// The dead letters, by key, at most `limit`.
+    /// Up to `limit` dead letters in the order they were recorded ([`DeadLetter::at_ms`],
+    /// then [`DeadLetter::key`]), after `after` (the last one of a page before).
     fn dead_letters(
+        &self,
+        season: &SeasonKeys,
+        after: Option<(i64, &str)>,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<DeadLetter>, StoreError>> + Send;
+
+    /// The dead letters of event `id` (one per URL it failed at), in the order they
+    /// were recorded.
+    fn dead_of(
+        &self,
+        season: &SeasonKeys,
+        id: &str,
+    ) -> impl Future<Output = Result<Vec<DeadLetter>, StoreError>> + Send;
+
+    /// Up to `limit` of the letters marked for replay, in no order.
+    fn marked_dead(
         &self,
         season: &SeasonKeys,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<DeadLetter>, StoreError>> + Send;
 
-    /// Removes the letter with key `key` ([`DeadLetter::key`]) if its record is still
-    /// `record` (so a letter marked for replay again meanwhile stays). Idempotent.
+    /// Removes `letter` if its record is still `record` (so a letter marked for replay
+    /// again meanwhile stays). Idempotent.
     fn remove_dead(
         &self,
         season: &SeasonKeys,
-        key: &str,
+        letter: &DeadLetter,
         record: &str,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Removes the letters recorded before `before_ms`, of any URL (up to a thousand a
+    /// call); `targets` are the URL tags whose per-URL index is cleaned too. Answers
+    /// how many went.
+    fn prune_dead(
+        &self,
+        season: &SeasonKeys,
+        before_ms: i64,
+        targets: &[String],
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 }
 
 #[cfg(test)]

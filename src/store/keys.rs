@@ -6,7 +6,7 @@
 //!
 //! | group | tag | keys |
 //! |---|---|---|
-//! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed), `stuck` (hash: brackets that cannot close), `audit` (zset: operator actions), `bans` (hash: player → ban record, an index for listing), `hookdead` (hash: webhook dead letters) and its `hookdead:lease`, `hookmarks` (hash: periods webhook delivery looks at), `hookdone:<target>` (hash: periods a webhook target is done with), `hooktargets` (hash: webhook targets seen) |
+//! | season | `{season}` | `meta` (hash: rollover progress, `layout`, `shape`, `ladder`), `blocked` (hash: grants that failed), `stuck` (hash: brackets that cannot close), `audit` (zset: operator actions), `bans` (hash: player → ban record, an index for listing), `hookdead` (hash: webhook dead letters) with `hookdead:at` (zset: by time), `hookdead:url:<target>` (zset: a URL's, by time), `hookdead:replay` (set: marked for replay) and `hookdead:lease`, `hookmarks` (hash: periods webhook delivery looks at), `hookdone:<target>` (hash: periods a webhook target is done with), `hooktargets` (hash: webhook targets seen) |
 //! | period | `{season/pN}` | `joins` (hash tier → players joined; with late seats also `tier:n` and `tier:late`), `assign:<a>` (hash, one of [`ASSIGN_BUCKETS`]: player → `tier:bracket`), `meta` (with `ban:<player>` markers), `events` (stream, with `[events]`) |
 //! | bracket | `{season/pN/tier/bB}` | `board` (zset), `prof` (hash), `meta` (hash, with `ban:<player>` markers), `out` (string: outcomes, see `store/redis/outcomes.rs`), `lease`, `page` (hash: built standings pages, short-lived), `proftext` (string: the cached profiles as one string for page builds, short-lived), `rq:<player>:<id>` (idempotency), `events` (stream: the event log, with `[events]`), `events:hook` (hash: webhook cursors) and `events:hooklease:<target>` |
 //! | player bucket | `{season/ub/<u>}` | `state` (hash: player → state record), `profile` (hash: player → profile record), `rewards:<player>` (hash), `claims:<player>` (hash), `ban` (hash: player → ban record), `events` (stream: the bucket's players' reward events, with `[events]`) |
@@ -413,6 +413,23 @@ pub fn hook_done(season: &SeasonKeys, target: &str) -> String {
 /// the store's clock), in the season's slot.
 pub fn hook_targets(season: &SeasonKeys) -> String {
     [season.base.as_str(), ":hooktargets"].concat()
+}
+
+/// Sorted set: the season's webhook dead letters by the time they were recorded
+/// (letter key, score unix ms), in the season's slot.
+pub fn hook_dead_at(season: &SeasonKeys) -> String {
+    [season.base.as_str(), ":hookdead:at"].concat()
+}
+
+/// Sorted set: the dead letters of the webhook target named `target`, by time, in the
+/// season's slot.
+pub fn hook_dead_url(season: &SeasonKeys, target: &str) -> String {
+    [season.base.as_str(), ":hookdead:url:", target].concat()
+}
+
+/// Set: the keys of the dead letters marked for replay, in the season's slot.
+pub fn hook_dead_replay(season: &SeasonKeys) -> String {
+    [season.base.as_str(), ":hookdead:replay"].concat()
 }
 
 /// String: the lease of replaying the season's dead letters, in the season's slot.

@@ -51,7 +51,7 @@ pub use bans::{BanStore, BracketBan, PeriodBan, ban_field};
 pub use blocked::*;
 pub use clock::ClockStore;
 pub use correction::*;
-pub use delivery::{DeadLetter, DeliveryStore, LogHead, url_tag};
+pub use delivery::{DeadBounds, DeadLetter, DeliveryStore, LogHead, url_tag};
 pub use events::{Appends, EventStore, LogEntry, LogRead, LogSpec, Overtakes, Pos};
 pub use profile::ProfileChange;
 pub use time::*;

@@ -13,6 +13,8 @@
 //! - a hanging receiver beside a healthy one: the healthy one gets everything while
 //!   the other holds only its own slots;
 //! - redirects (301, 302, 307, 308) are failed attempts, never followed;
+//! - dead letters: at most `LEAGUEKIT_WEBHOOK_DEAD_MAX` per URL (the oldest dropped,
+//!   counted), listed by pages, replayed only to a URL a server delivers to;
 //! - events trimmed from a full log before delivery become a dead letter naming the
 //!   run, and count in `leaguekit_webhook_trimmed_total`;
 //! - in each, a player's `reward.granted` comes after their bracket's close and their
@@ -529,4 +531,131 @@ async fn events_trimmed_before_delivery_are_reported_never_silent() {
     .await;
     assert_eq!(s.as_u16(), 400, "{v}");
     check_posts(&receiver.hits());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_are_bounded_paged_and_replayed_only_to_configured_urls() {
+    let receiver = Receiver::start().await;
+    receiver.set(Mode::Fail);
+    let config = season("hook_deadmax", false);
+    let served = start(
+        &config,
+        &receiver,
+        &[
+            ("LEAGUEKIT_WEBHOOK_ATTEMPTS", "1"),
+            ("LEAGUEKIT_WEBHOOK_DEAD_MAX", "3"),
+        ],
+    )
+    .spawn();
+    let http = reqwest::Client::new();
+    play(&http, &served, 0, 5).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while receiver.hits().len() < 5 {
+        assert!(Instant::now() < deadline, "not five attempts");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let list = |q: &'static str| {
+        let http = http.clone();
+        let url = served.url(&format!("/v1/webhooks/dead{q}"));
+        async move {
+            let r = http.get(url).bearer_auth(ADMIN).send().await.expect("list");
+            let status = r.status().as_u16();
+            (status, r.json::<Value>().await.expect("JSON"))
+        }
+    };
+    // Three kept (the newest), in the order recorded, by pages of two.
+    let (s, first) = list("?limit=2").await;
+    assert_eq!(s, 200, "{first}");
+    assert_eq!(first["dead"].as_array().map(Vec::len), Some(2), "{first}");
+    let next = first["next"].as_str().expect("a next page").to_owned();
+    let url = served.url(&format!("/v1/webhooks/dead?limit=2&after={next}"));
+    let second: Value = http
+        .get(url)
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .expect("page")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(second["dead"].as_array().map(Vec::len), Some(1), "{second}");
+    assert_eq!(second["next"], Value::Null, "{second}");
+    let players: Vec<String> = first["dead"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(second["dead"].as_array().into_iter().flatten())
+        .map(|l| {
+            let e: Value = serde_json::from_str(l["event"].as_str().expect("event")).expect("JSON");
+            e["player"].as_str().expect("player").to_owned()
+        })
+        .collect();
+    assert_eq!(players, ["p2", "p3", "p4"], "the two oldest dropped");
+    for bad in ["?after=nope", "?limit=0", "?limit=1001", "?after=1~x~zz"] {
+        let (s, v) = list(bad).await;
+        assert_eq!(s, 400, "{bad}: {v}");
+    }
+    let metrics = http
+        .get(served.url("/metrics"))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.trim() == "leaguekit_webhook_dead_dropped_total 2"),
+        "{metrics}"
+    );
+    drop(served);
+
+    // A server whose only URL is another marks them all; none is posted anywhere, and
+    // they stay marked for a server that delivers to their URL.
+    let other = Receiver::start().await;
+    let served = start(&config, &other, &[]).spawn();
+    let (s, v) = call(
+        &http,
+        &served,
+        Method::POST,
+        "/v1/webhooks/dead:replay",
+        ADMIN,
+        Some(json!({"all": true, "reason": "receiver fixed"})),
+    )
+    .await;
+    assert_eq!((s.as_u16(), v["marked"].as_u64()), (200, Some(3)), "{v}");
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(receiver.hits().len(), 5, "posted to a URL not configured");
+    assert!(other.hits().is_empty(), "{:?}", other.hits());
+    drop(served);
+    receiver.set(Mode::Ok);
+    let served = start(&config, &receiver, &[]).spawn();
+    receiver
+        .wait(Duration::from_secs(30), "the three replayed", |h| {
+            h.len() == 3
+        })
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, v) = call(
+            &http,
+            &served,
+            Method::GET,
+            "/v1/webhooks/dead",
+            ADMIN,
+            None,
+        )
+        .await;
+        if v["dead"] == json!([]) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "letters kept after delivery: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

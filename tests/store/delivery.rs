@@ -8,7 +8,7 @@ use crate::common;
 use std::sync::Arc;
 
 use leaguekit::store::keys::{hook_cursors, hook_lease};
-use leaguekit::store::{DeadLetter, Pos};
+use leaguekit::store::{DeadBounds, DeadLetter, Pos};
 use leaguekit::{League, ManualClock, MemoryStore, Store, SubmitOptions};
 
 use super::events::{season, t};
@@ -92,40 +92,126 @@ async fn delivery<S: Store>(league: League<S>) {
         at_ms: 5,
         replay: false,
     };
-    store.put_dead(&season, &letter).await.expect("put");
+    let none = DeadBounds::NONE;
+    store.put_dead(&season, &letter, none).await.expect("put");
     let other = DeadLetter {
         url: "http://hooks.example/b".into(),
+        at_ms: 6,
         ..letter.clone()
     };
-    store.put_dead(&season, &other).await.expect("put other");
-    let listed = store.dead_letters(&season, 100).await.expect("list");
-    assert_eq!(listed.len(), 2, "one letter per event and URL: {listed:?}");
-    assert!(listed.contains(&letter) && listed.contains(&other));
+    store
+        .put_dead(&season, &other, none)
+        .await
+        .expect("put other");
+    let listed = store.dead_letters(&season, None, 100).await.expect("list");
+    assert_eq!(listed, [letter.clone(), other.clone()], "by time");
+    assert_eq!(
+        store.dead_of(&season, &letter.id).await.expect("of"),
+        [letter.clone(), other.clone()]
+    );
+    assert!(
+        store
+            .marked_dead(&season, 10)
+            .await
+            .expect("marked")
+            .is_empty()
+    );
     let marked = DeadLetter {
         replay: true,
         ..letter.clone()
     };
-    store.put_dead(&season, &marked).await.expect("mark");
+    store.put_dead(&season, &marked, none).await.expect("mark");
+    assert_eq!(
+        store.marked_dead(&season, 10).await.expect("marked"),
+        std::slice::from_ref(&marked)
+    );
     store
-        .remove_dead(&season, &letter.key(), &letter.to_json())
+        .remove_dead(&season, &letter, &letter.to_json())
         .await
         .expect("remove stale");
-    let listed = store.dead_letters(&season, 100).await.expect("list");
+    let listed = store.dead_letters(&season, None, 100).await.expect("list");
     assert!(
         listed.contains(&marked),
         "a letter changed since stays: {listed:?}"
     );
     store
-        .remove_dead(&season, &marked.key(), &marked.to_json())
+        .remove_dead(&season, &marked, &marked.to_json())
         .await
         .expect("remove");
     store
-        .remove_dead(&season, &marked.key(), &marked.to_json())
+        .remove_dead(&season, &marked, &marked.to_json())
         .await
         .expect("again: idempotent");
     assert_eq!(
-        store.dead_letters(&season, 100).await.expect("list"),
-        [other]
+        store.dead_letters(&season, None, 100).await.expect("list"),
+        std::slice::from_ref(&other)
+    );
+    assert!(
+        store
+            .marked_dead(&season, 10)
+            .await
+            .expect("marked")
+            .is_empty()
+    );
+
+    // Pages in the order recorded, letters of one millisecond included; a URL keeps at
+    // most its cap (the oldest go), and nothing older than the keep.
+    let many: Vec<DeadLetter> = (0..7)
+        .map(|i| DeadLetter {
+            id: format!("p1/bronze/b2@{i}-0"),
+            url: "http://hooks.example/c".into(),
+            at_ms: 100 + i / 3,
+            ..letter.clone()
+        })
+        .collect();
+    let cap = DeadBounds {
+        max_per_url: 5,
+        before_ms: 0,
+    };
+    let mut dropped = 0;
+    for l in &many {
+        dropped += store.put_dead(&season, l, cap).await.expect("put");
+    }
+    assert_eq!(dropped, 2, "the cap of 5 drops the two oldest");
+    let mut paged = Vec::new();
+    let mut after: Option<(i64, String)> = None;
+    loop {
+        let page = store
+            .dead_letters(&season, after.as_ref().map(|(ms, k)| (*ms, k.as_str())), 2)
+            .await
+            .expect("page");
+        paged.extend(page.iter().cloned());
+        match page.last() {
+            Some(l) if page.len() == 2 => after = Some((l.at_ms, l.key())),
+            _ => break,
+        }
+    }
+    let mut expect = vec![other.clone()];
+    expect.extend(many[2..].iter().cloned());
+    assert_eq!(paged, expect, "pages of two, in order, none twice");
+    let gone = store
+        .prune_dead(&season, 101, &["x".to_owned()])
+        .await
+        .expect("prune");
+    assert_eq!(gone, 2, "other (6) and b2@2 (100) were recorded before 101");
+    assert_eq!(
+        store.dead_letters(&season, None, 100).await.expect("list"),
+        many[3..].to_vec()
+    );
+    let late = DeadBounds {
+        max_per_url: 100,
+        before_ms: 102,
+    };
+    let last = DeadLetter {
+        id: "p1/bronze/b2@9-0".into(),
+        at_ms: 102,
+        ..many[0].clone()
+    };
+    store.put_dead(&season, &last, late).await.expect("put");
+    assert_eq!(
+        store.dead_letters(&season, None, 100).await.expect("list"),
+        [many[6].clone(), last],
+        "a put drops its URL's letters recorded before the keep"
     );
 }
 

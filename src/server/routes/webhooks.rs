@@ -9,15 +9,15 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use crate::error::{Error, InputError};
 use crate::operator::audit::check_text;
 use crate::server::App;
 use crate::server::auth::Admin;
 use crate::server::error::{ApiError, ErrorBody};
-use crate::server::model::{Body, rfc3339};
-use crate::server::webhooks::{self, Replay};
+use crate::server::model::{Body, Q, rfc3339};
+use crate::server::webhooks::{self, DeadCursor, Replay};
 use crate::store::{DeadLetter, Store};
 
 /// An event that could not be delivered to one URL.
@@ -54,11 +54,27 @@ impl From<DeadLetter> for DeadLetterOut {
     }
 }
 
-/// The dead letters.
+/// `?after=&limit=` of the dead letters.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct DeadQueryIn {
+    /// The `next` of the page before: list the letters recorded after it.
+    #[param(min_length = 1, max_length = 300)]
+    after: Option<String>,
+    /// At most this many letters, 1-1000 (default 100).
+    #[param(minimum = 1, maximum = 1000)]
+    limit: Option<u64>,
+}
+
+/// A page of dead letters.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct DeadLettersOut {
-    /// By event id, then URL (at most 1000).
+    /// In the order they were recorded, oldest first.
     dead: Vec<DeadLetterOut>,
+    /// Give it as `after` for the next page; null on the last page.
+    #[schema(required = true)]
+    next: Option<String>,
 }
 
 /// Body of a replay: `ids` or `all`, and why.
@@ -83,18 +99,20 @@ pub(crate) struct ReplayOut {
     /// How many letters were marked: each is sent again within about 5 s and removed
     /// once delivered; one that fails again stays, unmarked, with its new error.
     marked: u64,
-    /// The letters marked.
+    /// The letters marked (the first 1000).
     dead: Vec<DeadLetterOut>,
 }
 
-/// The webhook dead letters: events given up after every attempt, per URL. Admin
-/// tokens only.
+/// The webhook dead letters: events given up after every attempt, per URL, in the
+/// order they were recorded, a page at a time. Admin tokens only.
 #[utoipa::path(
     get,
     path = "/v1/webhooks/dead",
     tag = "operators",
+    params(DeadQueryIn),
     responses(
         (status = 200, body = DeadLettersOut),
+        (status = 400, description = "bad_request: an `after` that is no page cursor, or a `limit` outside 1-1000", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 403, description = "forbidden: not an admin token", body = ErrorBody),
         (status = 503, body = ErrorBody),
@@ -104,10 +122,31 @@ pub(crate) struct ReplayOut {
 pub(crate) async fn dead<S: Store>(
     State(app): State<Arc<App<S>>>,
     _admin: Admin,
+    Q(q): Q<DeadQueryIn>,
 ) -> Result<Json<DeadLettersOut>, ApiError> {
-    let letters = webhooks::dead_letters(&app.league).await?;
+    let after = match q.after.as_deref() {
+        None => None,
+        Some(text) => Some(DeadCursor::parse(text).ok_or_else(|| {
+            ApiError::bad_request(
+                "bad_request",
+                format!(
+                    "after {text:?} is not a page cursor: give the `next` of the page before, \
+                     or leave it out for the first page"
+                ),
+            )
+        })?),
+    };
+    let limit = usize::try_from(q.limit.unwrap_or(100)).unwrap_or(usize::MAX);
+    if !(1..=webhooks::MAX_LISTED).contains(&limit) {
+        return Err(ApiError::bad_request(
+            "bad_request",
+            format!("limit {limit} is not from 1 to 1000"),
+        ));
+    }
+    let (letters, next) = webhooks::dead_letters(&app.league, after.as_ref(), limit).await?;
     Ok(Json(DeadLettersOut {
         dead: letters.into_iter().map(Into::into).collect(),
+        next: next.map(|c| c.text()),
     }))
 }
 
@@ -145,7 +184,7 @@ pub(crate) async fn replay<S: Store>(
             .into());
         }
     };
-    let marked = webhooks::mark_replay(&app.league, &which).await?;
+    let (count, marked) = webhooks::mark_replay(&app.league, &which).await?;
     let ids: Vec<&str> = marked.iter().map(|l| l.id.as_str()).collect();
     app.league
         .operator()
@@ -158,7 +197,7 @@ pub(crate) async fn replay<S: Store>(
         )
         .await?;
     Ok(Json(ReplayOut {
-        marked: marked.len() as u64,
+        marked: count,
         dead: marked.into_iter().map(Into::into).collect(),
     }))
 }

@@ -7,6 +7,8 @@
 //! | `LEAGUEKIT_WEBHOOK_EVENTS` | comma-separated types to send (default: all but `player.overtaken`) |
 //! | `LEAGUEKIT_WEBHOOK_ATTEMPTS` | attempts per event and URL before it becomes a dead letter (default 8, 1-100) |
 //! | `LEAGUEKIT_WEBHOOK_FROM` | where a URL seen for the first time starts: `now` (default: the events logged from then on) or `start` (every event the logs still keep) |
+//! | `LEAGUEKIT_WEBHOOK_DEAD_MAX` | the most dead letters kept per URL, the oldest dropped (default 10,000; 1-1,000,000) |
+//! | `LEAGUEKIT_WEBHOOK_DEAD_KEEP` | how long a dead letter is kept (default 30d; 1m-3650d) |
 //! | `LEAGUEKIT_WEBHOOK_BACKOFF_MS` | for tests: the first retry's delay (default 1000 ms; doubles, capped at 5 min) |
 //! | `LEAGUEKIT_WEBHOOK_TIMEOUT_MS` | for tests: how long an answer may take (default 10000 ms) |
 //!
@@ -35,6 +37,10 @@ pub const EVENTS_ENV: &str = "LEAGUEKIT_WEBHOOK_EVENTS";
 pub const ATTEMPTS_ENV: &str = "LEAGUEKIT_WEBHOOK_ATTEMPTS";
 /// The first retry's delay (tests).
 pub const BACKOFF_ENV: &str = "LEAGUEKIT_WEBHOOK_BACKOFF_MS";
+/// The most dead letters kept per URL.
+pub const DEAD_MAX_ENV: &str = "LEAGUEKIT_WEBHOOK_DEAD_MAX";
+/// How long a dead letter is kept.
+pub const DEAD_KEEP_ENV: &str = "LEAGUEKIT_WEBHOOK_DEAD_KEEP";
 /// Where a URL seen for the first time starts: `now` or `start`.
 pub const FROM_ENV: &str = "LEAGUEKIT_WEBHOOK_FROM";
 /// The answer timeout (tests).
@@ -63,6 +69,11 @@ pub struct WebhookConfig {
     pub timeout: Duration,
     /// Where a URL seen for the first time starts (`LEAGUEKIT_WEBHOOK_FROM`).
     pub from: StartFrom,
+    /// The most dead letters kept per URL (`LEAGUEKIT_WEBHOOK_DEAD_MAX`, 10,000): the
+    /// oldest go.
+    pub dead_max: u64,
+    /// How long a dead letter is kept (`LEAGUEKIT_WEBHOOK_DEAD_KEEP`, 30 days).
+    pub dead_keep: Duration,
 }
 
 impl std::fmt::Debug for WebhookConfig {
@@ -133,6 +144,12 @@ pub enum WebhookConfigError {
          logs still keep)"
     )]
     BadFrom(String),
+    /// `LEAGUEKIT_WEBHOOK_DEAD_KEEP` is not a duration from a minute to ten years.
+    #[error(
+        "LEAGUEKIT_WEBHOOK_DEAD_KEEP: {0:?} is not a duration from 1m to 3650d (write e.g. \
+         \"30d\" or \"12h\")"
+    )]
+    BadDeadKeep(String),
     /// Webhooks for a season without an event log.
     #[error(
         "LEAGUEKIT_WEBHOOK_URLS is set but season {0:?} keeps no event log: add an [events] \
@@ -216,6 +233,16 @@ impl WebhookConfig {
             Some(other) => return Err(WebhookConfigError::BadFrom(other.to_owned())),
         };
         let attempts = number(ATTEMPTS_ENV, 8, 1, 100, "1..=100")?;
+        let dead_max = number(DEAD_MAX_ENV, 10_000, 1, 1_000_000, "1..=1000000")?;
+        let dead_keep = match get(DEAD_KEEP_ENV).filter(|v| !v.trim().is_empty()) {
+            None => Duration::from_secs(30 * 86_400),
+            Some(v) => crate::season::parse_duration(v.trim())
+                .ok()
+                .filter(|d| {
+                    *d >= Duration::from_secs(60) && *d <= Duration::from_secs(3650 * 86_400)
+                })
+                .ok_or(WebhookConfigError::BadDeadKeep(v))?,
+        };
         let backoff = number(BACKOFF_ENV, 1000, 1, 300_000, "1..=300000")?;
         let timeout = number(TIMEOUT_ENV, 10_000, 1, 600_000, "1..=600000")?;
         Ok(Some(WebhookConfig {
@@ -227,6 +254,8 @@ impl WebhookConfig {
             max_backoff: Duration::from_secs(300),
             timeout: Duration::from_millis(timeout),
             from,
+            dead_max,
+            dead_keep,
         }))
     }
 

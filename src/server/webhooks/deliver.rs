@@ -18,7 +18,7 @@ use super::watch::BUCKET_SCAN;
 use super::{DEAD, DELIVERED, FAILED, LAG, TRIMMED};
 use crate::events::{event_id, kind_of, with_id};
 use crate::league::League;
-use crate::store::keys::{hook_cursors, hook_dead_lease, hook_lease};
+use crate::store::keys::{hook_cursors, hook_lease};
 use crate::store::{DeadLetter, LogRead, Pos, Store};
 
 /// How often the running periods' logs (and the marked ones) are looked at.
@@ -158,6 +158,7 @@ impl<S: Store> Deliverer<S> {
             }
             if sweep {
                 self.replay_dead().await;
+                self.prune_dead().await;
             }
             metrics::gauge!(LAG).set(look.lag_ms as f64 / 1000.0);
             let pause = PERIOD_SCAN.max(Duration::from_secs_f64(look.logs as f64 / LOGS_PER_SEC));
@@ -258,9 +259,7 @@ impl<S: Store> Deliverer<S> {
                                 at_ms: now_ms(),
                                 replay: false,
                             };
-                            if let Err(err) =
-                                store.put_dead(&self.league.keys().season(), &letter).await
-                            {
+                            if let Err(err) = self.record_dead(&letter).await {
                                 tracing::warn!(error = %err, "webhooks: cannot record a dead letter");
                                 break 'pages;
                             }
@@ -341,7 +340,7 @@ impl<S: Store> Deliverer<S> {
             at_ms: now_ms(),
             replay: false,
         };
-        if let Err(e) = store.put_dead(&self.league.keys().season(), &letter).await {
+        if let Err(e) = self.record_dead(&letter).await {
             tracing::warn!(error = %e, "webhooks: cannot record a dead letter");
             return Err(());
         }
@@ -554,80 +553,13 @@ impl<S: Store> Deliverer<S> {
             Err(e) => Err(format!("request failed: {}", error_chain(&e))),
         }
     }
-
-    /// Sends the dead letters an operator marked for replay, once each, under the
-    /// season's replay lease: a delivered one is removed, a failed one kept with its
-    /// new error and unmarked.
-    async fn replay_dead(&self) {
-        let store = self.league.store();
-        let season = self.league.keys().season();
-        let marked: Vec<DeadLetter> = match store.dead_letters(&season, usize::MAX).await {
-            // Only letters of this process's URLs: a URL no longer configured is
-            // never posted to.
-            Ok(l) => l
-                .into_iter()
-                .filter(|l| l.replay && self.targets.iter().any(|t| t.url == l.url))
-                .collect(),
-            Err(e) => {
-                tracing::warn!(error = %e, "webhooks: cannot read the dead letters");
-                return;
-            }
-        };
-        if marked.is_empty() {
-            return;
-        }
-        let lease = hook_dead_lease(&season);
-        if !matches!(
-            store
-                .take_lease(&lease, &self.owner, ttl_ms(LEASE_TTL))
-                .await,
-            Ok(true)
-        ) {
-            return;
-        }
-        let mut renewed = Instant::now();
-        for letter in marked {
-            if self.shutdown.is_cancelled() || !self.keep_lease(&lease, &mut renewed).await {
-                break;
-            }
-            let kind = serde_json::from_str::<serde_json::Value>(&letter.event)
-                .ok()
-                .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned))
-                .unwrap_or_else(|| "unknown".to_owned());
-            let record = letter.to_json();
-            let result = self
-                .post(&letter.url, &letter.id, &kind, &letter.event)
-                .await;
-            let written = match result {
-                Ok(()) => {
-                    metrics::counter!(DELIVERED).increment(1);
-                    store.remove_dead(&season, &letter.key(), &record).await
-                }
-                Err(error) => {
-                    metrics::counter!(FAILED).increment(1);
-                    let again = DeadLetter {
-                        attempts: letter.attempts.saturating_add(1),
-                        error,
-                        at_ms: now_ms(),
-                        replay: false,
-                        ..letter
-                    };
-                    store.put_dead(&season, &again).await
-                }
-            };
-            if let Err(e) = written {
-                tracing::warn!(error = %e, "webhooks: cannot update a dead letter");
-            }
-        }
-        let _ = store.drop_lease(&lease, &self.owner).await;
-    }
 }
 
-fn ttl_ms(d: Duration) -> u64 {
+pub(super) fn ttl_ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-fn now_ms() -> i64 {
+pub(super) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

@@ -50,6 +50,7 @@
 //! letters' listing and replay marks. Must not: write anything of the league itself.
 
 mod config;
+mod dead;
 mod deliver;
 mod sign;
 mod watch;
@@ -61,8 +62,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use config::{
-    ATTEMPTS_ENV, BACKOFF_ENV, EVENTS_ENV, FROM_ENV, MIN_SECRET, SECRET_ENV, TIMEOUT_ENV, URLS_ENV,
-    WebhookConfig, WebhookConfigError,
+    ATTEMPTS_ENV, BACKOFF_ENV, DEAD_KEEP_ENV, DEAD_MAX_ENV, EVENTS_ENV, FROM_ENV, MIN_SECRET,
+    SECRET_ENV, TIMEOUT_ENV, URLS_ENV, WebhookConfig, WebhookConfigError,
 };
 pub use sign::{
     MAX_WHSEC_KEY, MIN_WHSEC_KEY, SIGNATURE_HEADER, Secret, TOLERANCE_SECS, WEBHOOK_ID_HEADER,
@@ -72,14 +73,14 @@ pub use sign::{
 
 use crate::error::{Error, InputError};
 use crate::league::League;
-use crate::store::{DeadLetter, Store, url_tag};
+use crate::store::{DeadBounds, DeadLetter, Store, url_tag};
 use deliver::{Deliverer, Target};
 pub use watch::StartFrom;
 
 // The metrics' names are in crate::metrics, with the others.
 pub use crate::metrics::{
-    WEBHOOK_DEAD as DEAD, WEBHOOK_DELIVERED as DELIVERED, WEBHOOK_FAILED as FAILED,
-    WEBHOOK_LAG as LAG, WEBHOOK_TRIMMED as TRIMMED,
+    WEBHOOK_DEAD as DEAD, WEBHOOK_DEAD_DROPPED as DEAD_DROPPED, WEBHOOK_DELIVERED as DELIVERED,
+    WEBHOOK_FAILED as FAILED, WEBHOOK_LAG as LAG, WEBHOOK_TRIMMED as TRIMMED,
 };
 
 /// The most dead letters listed.
@@ -94,6 +95,10 @@ fn describe() {
     );
     describe_counter!(DEAD, "Webhook events given up and recorded as dead letters");
     describe_counter!(
+        DEAD_DROPPED,
+        "Webhook dead letters dropped because their URL had LEAGUEKIT_WEBHOOK_DEAD_MAX"
+    );
+    describe_counter!(
         TRIMMED,
         "Runs of webhook events trimmed from a log (max_per_log) before delivery, each a dead letter"
     );
@@ -106,6 +111,7 @@ fn describe() {
     metrics::counter!(FAILED).absolute(0);
     metrics::counter!(DEAD).absolute(0);
     metrics::counter!(TRIMMED).absolute(0);
+    metrics::counter!(DEAD_DROPPED).absolute(0);
 }
 
 /// Starts delivering `league`'s events as `config` says, until `shutdown`: the task
@@ -157,53 +163,134 @@ pub enum Replay {
     All,
 }
 
-/// The season's dead letters, by event id then URL, at most [`MAX_LISTED`].
-pub async fn dead_letters<S: Store>(league: &League<S>) -> Result<Vec<DeadLetter>, Error> {
-    Ok(league
+/// Where a page of dead letters ends: the last letter's time and key. As text (the
+/// `after` of `GET /v1/webhooks/dead`): `<unix ms>~<event id>~<url tag>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadCursor {
+    /// When the last letter listed was recorded (unix ms).
+    pub at_ms: i64,
+    /// Its key ([`DeadLetter::key`]).
+    pub key: String,
+}
+
+impl DeadCursor {
+    /// The cursor after `letter`.
+    pub fn after(letter: &DeadLetter) -> DeadCursor {
+        DeadCursor {
+            at_ms: letter.at_ms,
+            key: letter.key(),
+        }
+    }
+
+    /// The cursor as text.
+    pub fn text(&self) -> String {
+        let (id, tag) = self.key.rsplit_once(' ').unwrap_or((&self.key, ""));
+        format!("{}~{id}~{tag}", self.at_ms)
+    }
+
+    /// A cursor from its text; `None` if it is not one.
+    pub fn parse(text: &str) -> Option<DeadCursor> {
+        let (ms, rest) = text.split_once('~')?;
+        let (id, tag) = rest.rsplit_once('~')?;
+        let ok_tag = tag.len() == 16 && tag.bytes().all(|b| b.is_ascii_hexdigit());
+        if id.is_empty() || !ok_tag || id.contains(' ') {
+            return None;
+        }
+        Some(DeadCursor {
+            at_ms: ms.parse().ok()?,
+            key: format!("{id} {tag}"),
+        })
+    }
+}
+
+/// A page of the season's dead letters in the order they were recorded: up to
+/// `limit` (at most [`MAX_LISTED`]) after `after`, and the cursor after the page when
+/// more may follow.
+pub async fn dead_letters<S: Store>(
+    league: &League<S>,
+    after: Option<&DeadCursor>,
+    limit: usize,
+) -> Result<(Vec<DeadLetter>, Option<DeadCursor>), Error> {
+    let limit = limit.clamp(1, MAX_LISTED);
+    let letters = league
         .store()
-        .dead_letters(&league.keys().season(), MAX_LISTED)
-        .await?)
+        .dead_letters(
+            &league.keys().season(),
+            after.map(|c| (c.at_ms, c.key.as_str())),
+            limit,
+        )
+        .await?;
+    let next = if letters.len() == limit {
+        letters.last().map(DeadCursor::after)
+    } else {
+        None
+    };
+    Ok((letters, next))
 }
 
 /// Marks dead letters for replay: the deliverers send them again within about 5 s.
-/// Returns the letters marked. An id with no letter is refused (nothing marked).
+/// Returns how many were marked and the first [`MAX_LISTED`] of them. An id with no
+/// letter, or whose events were trimmed, is refused (nothing marked).
 pub async fn mark_replay<S: Store>(
     league: &League<S>,
     which: &Replay,
-) -> Result<Vec<DeadLetter>, Error> {
+) -> Result<(u64, Vec<DeadLetter>), Error> {
     let season = league.keys().season();
-    let all = league.store().dead_letters(&season, usize::MAX).await?;
-    if let Replay::Ids(ids) = which
-        && let Some(gone) = all.iter().find(|l| l.is_trimmed() && ids.contains(&l.id))
-    {
-        return Err(InputError::Other(format!(
-            "dead letter {:?} records events trimmed from their log before delivery: they \
-             are gone, there is nothing to replay (raise [events] max_per_log)",
-            gone.id
-        ))
-        .into());
-    }
-    let all: Vec<DeadLetter> = all.into_iter().filter(|l| !l.is_trimmed()).collect();
-    let chosen: Vec<DeadLetter> = match which {
-        Replay::All => all,
+    let store = league.store();
+    let mut chosen: Vec<DeadLetter> = Vec::new();
+    match which {
         Replay::Ids(ids) => {
-            if let Some(missing) = ids.iter().find(|id| !all.iter().any(|l| &l.id == *id)) {
-                return Err(InputError::Other(format!(
-                    "no dead letter has event id {missing:?} (GET /v1/webhooks/dead lists them)"
-                ))
-                .into());
+            for id in ids {
+                let found = store.dead_of(&season, id).await?;
+                if found.is_empty() {
+                    return Err(InputError::Other(format!(
+                        "no dead letter has event id {id:?} (GET /v1/webhooks/dead lists them)"
+                    ))
+                    .into());
+                }
+                if let Some(gone) = found.iter().find(|l| l.is_trimmed()) {
+                    return Err(InputError::Other(format!(
+                        "dead letter {:?} records events trimmed from their log before \
+                         delivery: they are gone, there is nothing to replay (raise [events] \
+                         max_per_log)",
+                        gone.id
+                    ))
+                    .into());
+                }
+                chosen.extend(found);
             }
-            all.into_iter().filter(|l| ids.contains(&l.id)).collect()
         }
-    };
-    let mut marked = Vec::with_capacity(chosen.len());
+        Replay::All => {
+            let mut after: Option<DeadCursor> = None;
+            loop {
+                let page = store
+                    .dead_letters(
+                        &season,
+                        after.as_ref().map(|c| (c.at_ms, c.key.as_str())),
+                        MAX_LISTED,
+                    )
+                    .await?;
+                after = page.last().map(DeadCursor::after);
+                let done = page.len() < MAX_LISTED;
+                chosen.extend(page.into_iter().filter(|l| !l.is_trimmed()));
+                if done {
+                    break;
+                }
+            }
+        }
+    }
+    let mut marked = Vec::new();
+    let mut count = 0;
     for letter in chosen {
         let letter = DeadLetter {
             replay: true,
             ..letter
         };
-        league.store().put_dead(&season, &letter).await?;
-        marked.push(letter);
+        store.put_dead(&season, &letter, DeadBounds::NONE).await?;
+        count += 1;
+        if marked.len() < MAX_LISTED {
+            marked.push(letter);
+        }
     }
-    Ok(marked)
+    Ok((count, marked))
 }

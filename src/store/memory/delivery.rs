@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::MemoryStore;
 use crate::error::StoreError;
 use crate::store::keys::{SeasonKeys, hook_dead, hook_done, hook_marks, hook_targets};
-use crate::store::{DeadLetter, DeliveryStore, LogHead, Pos};
+use crate::store::{DeadBounds, DeadLetter, DeliveryStore, LogHead, Pos, url_tag};
 
 /// Everything of webhook delivery.
 #[derive(Debug, Default)]
@@ -240,17 +240,87 @@ impl DeliveryStore for MemoryStore {
         Ok(first)
     }
 
-    async fn put_dead(&self, season: &SeasonKeys, letter: &DeadLetter) -> Result<(), StoreError> {
+    async fn put_dead(
+        &self,
+        season: &SeasonKeys,
+        letter: &DeadLetter,
+        bounds: DeadBounds,
+    ) -> Result<u64, StoreError> {
         let mut data = self.data();
-        data.hooks
-            .dead
-            .entry(hook_dead(season))
-            .or_default()
-            .insert(letter.key(), letter.to_json());
-        Ok(())
+        let all = data.hooks.dead.entry(hook_dead(season)).or_default();
+        all.insert(letter.key(), letter.to_json());
+        let tag = url_tag(&letter.url);
+        let mut mine: Vec<(i64, String)> = all
+            .iter()
+            .filter_map(|(k, r)| {
+                let l = DeadLetter::from_json(r)?;
+                (url_tag(&l.url) == tag).then(|| (l.at_ms, k.clone()))
+            })
+            .collect();
+        mine.sort();
+        let mut dropped = 0;
+        let mut kept = Vec::new();
+        for (at, key) in mine {
+            if at < bounds.before_ms {
+                all.remove(&key);
+            } else {
+                kept.push(key);
+            }
+        }
+        let over = (kept.len() as u64).saturating_sub(bounds.max_per_url);
+        for key in kept
+            .into_iter()
+            .take(usize::try_from(over).unwrap_or(usize::MAX))
+        {
+            all.remove(&key);
+            dropped += 1;
+        }
+        Ok(dropped)
     }
 
     async fn dead_letters(
+        &self,
+        season: &SeasonKeys,
+        after: Option<(i64, &str)>,
+        limit: usize,
+    ) -> Result<Vec<DeadLetter>, StoreError> {
+        let data = self.data();
+        let mut all: Vec<DeadLetter> = data
+            .hooks
+            .dead
+            .get(&hook_dead(season))
+            .map(|m| {
+                m.values()
+                    .filter_map(|r| DeadLetter::from_json(r))
+                    .collect()
+            })
+            .unwrap_or_default();
+        all.sort_by_key(|l| (l.at_ms, l.key()));
+        Ok(all
+            .into_iter()
+            .filter(|l| after.is_none_or(|(ms, key)| (l.at_ms, l.key().as_str()) > (ms, key)))
+            .take(limit)
+            .collect())
+    }
+
+    async fn dead_of(&self, season: &SeasonKeys, id: &str) -> Result<Vec<DeadLetter>, StoreError> {
+        let data = self.data();
+        let mut out: Vec<DeadLetter> = data
+            .hooks
+            .dead
+            .get(&hook_dead(season))
+            .map(|m| {
+                m.values()
+                    .filter_map(|r| DeadLetter::from_json(r))
+                    .filter(|l| l.id == id)
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort_by_key(|l| (l.at_ms, l.key()));
+        Ok(out)
+    }
+
+    async fn marked_dead(
         &self,
         season: &SeasonKeys,
         limit: usize,
@@ -263,6 +333,7 @@ impl DeliveryStore for MemoryStore {
             .map(|m| {
                 m.values()
                     .filter_map(|r| DeadLetter::from_json(r))
+                    .filter(|l| l.replay)
                     .take(limit)
                     .collect()
             })
@@ -272,16 +343,39 @@ impl DeliveryStore for MemoryStore {
     async fn remove_dead(
         &self,
         season: &SeasonKeys,
-        key: &str,
+        letter: &DeadLetter,
         record: &str,
     ) -> Result<(), StoreError> {
         let mut data = self.data();
+        let key = letter.key();
         if let Some(m) = data.hooks.dead.get_mut(&hook_dead(season))
-            && m.get(key).is_some_and(|r| r == record)
+            && m.get(&key).is_some_and(|r| r == record)
         {
-            m.remove(key);
+            m.remove(&key);
         }
         Ok(())
+    }
+
+    async fn prune_dead(
+        &self,
+        season: &SeasonKeys,
+        before_ms: i64,
+        _targets: &[String],
+    ) -> Result<u64, StoreError> {
+        let mut data = self.data();
+        let Some(m) = data.hooks.dead.get_mut(&hook_dead(season)) else {
+            return Ok(0);
+        };
+        let old: Vec<String> = m
+            .iter()
+            .filter(|(_, r)| DeadLetter::from_json(r).is_some_and(|l| l.at_ms < before_ms))
+            .map(|(k, _)| k.clone())
+            .take(1000)
+            .collect();
+        for k in &old {
+            m.remove(k);
+        }
+        Ok(old.len() as u64)
     }
 }
 
@@ -358,25 +452,40 @@ mod tests {
             at_ms: 1,
             replay: false,
         };
-        store.put_dead(&season, &letter).await.unwrap();
+        store
+            .put_dead(&season, &letter, DeadBounds::NONE)
+            .await
+            .unwrap();
         let marked = DeadLetter {
             replay: true,
             ..letter.clone()
         };
-        store.put_dead(&season, &marked).await.unwrap();
+        store
+            .put_dead(&season, &marked, DeadBounds::NONE)
+            .await
+            .unwrap();
         assert_eq!(
-            store.dead_letters(&season, 10).await.unwrap(),
+            store.dead_letters(&season, None, 10).await.unwrap(),
             std::slice::from_ref(&marked)
         );
         store
-            .remove_dead(&season, &letter.key(), &letter.to_json())
+            .remove_dead(&season, &letter, &letter.to_json())
             .await
             .unwrap();
-        assert_eq!(store.dead_letters(&season, 10).await.unwrap().len(), 1);
+        assert_eq!(
+            store.dead_letters(&season, None, 10).await.unwrap().len(),
+            1
+        );
         store
-            .remove_dead(&season, &marked.key(), &marked.to_json())
+            .remove_dead(&season, &marked, &marked.to_json())
             .await
             .unwrap();
-        assert!(store.dead_letters(&season, 10).await.unwrap().is_empty());
+        assert!(
+            store
+                .dead_letters(&season, None, 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
     }
 }

@@ -8,8 +8,11 @@ use super::reply::{array, is_nil, pairs, protocol, text, uint};
 use super::scripts::SCRIPTS;
 use super::{RedisStore, Retry};
 use crate::error::StoreError;
-use crate::store::keys::{SeasonKeys, hook_dead, hook_done, hook_marks, hook_targets};
-use crate::store::{DeadLetter, DeliveryStore, LogHead, Pos};
+use crate::store::keys::{
+    SeasonKeys, hook_dead, hook_dead_at, hook_dead_replay, hook_dead_url, hook_done, hook_marks,
+    hook_targets,
+};
+use crate::store::{DeadBounds, DeadLetter, DeliveryStore, LogHead, Pos, url_tag};
 
 impl DeliveryStore for RedisStore {
     async fn take_lease(&self, lease: &str, owner: &str, ttl_ms: u64) -> Result<bool, StoreError> {
@@ -215,53 +218,160 @@ impl DeliveryStore for RedisStore {
         i64::try_from(first).map_err(|_| protocol(format!("hook_register: {first} out of range")))
     }
 
-    async fn put_dead(&self, season: &SeasonKeys, letter: &DeadLetter) -> Result<(), StoreError> {
-        let mut cmd = ::redis::cmd("HSET");
-        cmd.arg(hook_dead(season))
+    async fn put_dead(
+        &self,
+        season: &SeasonKeys,
+        letter: &DeadLetter,
+        bounds: DeadBounds,
+    ) -> Result<u64, StoreError> {
+        let mut inv = SCRIPTS.hook_dead_put.prepare_invoke();
+        inv.key(hook_dead(season))
+            .key(hook_dead_at(season))
+            .key(hook_dead_url(season, &url_tag(&letter.url)))
+            .key(hook_dead_replay(season))
             .arg(letter.key())
-            .arg(letter.to_json());
-        self.command("hook_put_dead", Retry::Idempotent, &cmd)
+            .arg(letter.to_json())
+            .arg(letter.at_ms)
+            .arg(if letter.replay { "1" } else { "0" })
+            .arg(bounds.max_per_url)
+            .arg(bounds.before_ms);
+        // Idempotent: the same letter recorded twice is recorded once.
+        let v = self
+            .invoke_write("hook_dead_put", Retry::Idempotent, &inv)
             .await?;
-        Ok(())
+        uint(&v, "hook_dead_put")
     }
 
     async fn dead_letters(
         &self,
         season: &SeasonKeys,
+        after: Option<(i64, &str)>,
         limit: usize,
     ) -> Result<Vec<DeadLetter>, StoreError> {
-        let mut cmd = ::redis::cmd("HGETALL");
-        cmd.arg(hook_dead(season));
-        let reply = self
-            .command("hook_dead_letters", Retry::Idempotent, &cmd)
-            .await?;
-        let flat: Vec<Value> = match reply {
-            Value::Map(m) => m.into_iter().flat_map(|(k, v)| [k, v]).collect(),
-            other => array(other, "dead letters")?,
-        };
+        // Letters recorded in the same millisecond as `after` come first in the
+        // index's order; fetch past them, more each round while a whole round was
+        // at or before `after`.
+        let mut fetch = limit.saturating_add(64);
+        loop {
+            let mut cmd = ::redis::cmd("ZRANGE");
+            cmd.arg(hook_dead_at(season))
+                .arg(after.map_or("-inf".to_owned(), |(ms, _)| ms.to_string()))
+                .arg("+inf")
+                .arg("BYSCORE")
+                .arg("LIMIT")
+                .arg(0)
+                .arg(fetch)
+                .arg("WITHSCORES");
+            let v = self
+                .command("hook_dead_page", Retry::Idempotent, &cmd)
+                .await?;
+            let scored = pairs(v, "dead letters by time")?;
+            let got = scored.len();
+            let keys: Vec<String> = scored
+                .into_iter()
+                .filter_map(|(key, score)| {
+                    let ms: i64 = score.parse::<f64>().ok()? as i64;
+                    match after {
+                        Some((a_ms, a_key)) if (ms, key.as_str()) <= (a_ms, a_key) => None,
+                        _ => Some(key),
+                    }
+                })
+                .take(limit)
+                .collect();
+            if keys.len() < limit && got == fetch {
+                fetch = fetch.saturating_mul(4);
+                continue;
+            }
+            return self.letters(season, &keys).await;
+        }
+    }
+
+    async fn dead_of(&self, season: &SeasonKeys, id: &str) -> Result<Vec<DeadLetter>, StoreError> {
+        let pattern = format!("{} *", glob_escape(id));
+        let mut cursor = "0".to_owned();
         let mut out = Vec::new();
-        let mut it = flat.iter();
-        while let (Some(k), Some(v)) = (it.next(), it.next()) {
-            let key = text(k, "dead letter key")?;
-            if let Some(letter) = DeadLetter::from_json(text(v, "dead letter")?) {
-                out.push((key.to_owned(), letter));
+        loop {
+            let mut cmd = ::redis::cmd("HSCAN");
+            cmd.arg(hook_dead(season))
+                .arg(&cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000);
+            let v = self
+                .command("hook_dead_of", Retry::Idempotent, &cmd)
+                .await?;
+            let mut parts = array(v, "HSCAN of dead letters")?.into_iter();
+            let (Some(next), Some(found)) = (parts.next(), parts.next()) else {
+                return Err(protocol("HSCAN of dead letters: no cursor and page"));
+            };
+            for (_, json) in pairs(found, "dead letters")? {
+                if let Some(l) = DeadLetter::from_json(&json).filter(|l| l.id == id) {
+                    out.push(l);
+                }
+            }
+            cursor = text(&next, "HSCAN cursor")?.to_owned();
+            if cursor == "0" {
+                break;
             }
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(out.into_iter().take(limit).map(|(_, l)| l).collect())
+        out.sort_by_key(|l| (l.at_ms, l.key()));
+        Ok(out)
+    }
+
+    async fn marked_dead(
+        &self,
+        season: &SeasonKeys,
+        limit: usize,
+    ) -> Result<Vec<DeadLetter>, StoreError> {
+        let mut cmd = ::redis::cmd("SRANDMEMBER");
+        cmd.arg(hook_dead_replay(season)).arg(limit.max(1));
+        let v = self
+            .command("hook_dead_marked", Retry::Idempotent, &cmd)
+            .await?;
+        let keys: Vec<String> = array(v, "dead letters marked")?
+            .iter()
+            .map(|k| text(k, "a dead letter's key").map(str::to_owned))
+            .collect::<Result<_, _>>()?;
+        self.letters(season, &keys).await
     }
 
     async fn remove_dead(
         &self,
         season: &SeasonKeys,
-        key: &str,
+        letter: &DeadLetter,
         record: &str,
     ) -> Result<(), StoreError> {
         let mut inv = SCRIPTS.hook_dead_remove.prepare_invoke();
-        inv.key(hook_dead(season)).arg(key).arg(record);
+        inv.key(hook_dead(season))
+            .key(hook_dead_at(season))
+            .key(hook_dead_url(season, &url_tag(&letter.url)))
+            .key(hook_dead_replay(season))
+            .arg(letter.key())
+            .arg(record);
         self.invoke_write("hook_dead_remove", Retry::Idempotent, &inv)
             .await?;
         Ok(())
+    }
+
+    async fn prune_dead(
+        &self,
+        season: &SeasonKeys,
+        before_ms: i64,
+        targets: &[String],
+    ) -> Result<u64, StoreError> {
+        let mut inv = SCRIPTS.hook_dead_prune.prepare_invoke();
+        inv.key(hook_dead(season))
+            .key(hook_dead_at(season))
+            .key(hook_dead_replay(season));
+        for t in targets {
+            inv.key(hook_dead_url(season, t));
+        }
+        inv.arg(before_ms);
+        let v = self
+            .invoke_write("hook_dead_prune", Retry::Idempotent, &inv)
+            .await?;
+        uint(&v, "hook_dead_prune")
     }
 }
 
@@ -284,4 +394,45 @@ fn period_numbers(v: Value, what: &str) -> Result<Vec<(u64, i64)>, StoreError> {
         .collect::<Result<Vec<_>, _>>()?;
     out.sort_unstable();
     Ok(out)
+}
+
+impl RedisStore {
+    /// The dead letters of `keys`, in that order; a key without a letter (removed
+    /// meanwhile) is passed over.
+    async fn letters(
+        &self,
+        season: &SeasonKeys,
+        keys: &[String],
+    ) -> Result<Vec<DeadLetter>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut cmd = ::redis::cmd("HMGET");
+        cmd.arg(hook_dead(season)).arg(keys);
+        let v = self
+            .command("hook_dead_read", Retry::Idempotent, &cmd)
+            .await?;
+        let mut out = Vec::new();
+        for item in array(v, "dead letters")? {
+            if is_nil(&item) {
+                continue;
+            }
+            if let Some(l) = DeadLetter::from_json(text(&item, "dead letter")?) {
+                out.push(l);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `s` with glob characters escaped for a SCAN `MATCH` pattern.
+fn glob_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }

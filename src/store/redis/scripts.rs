@@ -88,6 +88,8 @@ scripts! {
     hook_release: [],
     hook_advance: [],
     hook_dead_remove: [],
+    hook_dead_put: [],
+    hook_dead_prune: [],
     hook_mark: [],
     hook_done: [],
     hook_prune: [],
