@@ -21,13 +21,19 @@
 //! clients run on the same cores as the server, so on a small machine their CPU is
 //! part of the HTTP figures.
 //!
-//! Last, the webhook delivery rate: WEBHOOK_EVENTS (2000) players join a league with
-//! an event log (`player.placed` each, in brackets of 100: 20 logs), then the
-//! deliverer `leaguekit serve` runs (`leaguekit::server::webhooks::start`) POSTs them,
-//! signed, to a receiver on a loopback port of this process that answers 200 at once;
-//! printed: events/s from its start to the last event received (its first scans of
-//! the periods' and the 16,384 player buckets' logs included). `cargo bench --bench
-//! bench_http -- REDIS_URL webhooks` measures only this.
+//! Last, webhooks, with the deliverer `leaguekit serve` runs
+//! (`leaguekit::server::webhooks::start`) POSTing signed events to a receiver on a
+//! loopback port of this process that answers 200 at once:
+//! - the delivery rate: 2,000 players join a league with an event log in brackets of
+//!   two (1,000 bracket logs), then the deliverer starts; events/s from its start to
+//!   the last event received (its first looks included);
+//! - the delay: 1,000 more join at 500 a second while it runs; p50/p99 of the time
+//!   from each event's write (its log position) to its arrival;
+//! - the cost of looking with nothing new: 10,000 bracket logs in the running period
+//!   (those of a million players in brackets of 100), all delivered, then 10 s of
+//!   nothing; Redis's commands/s and CPU, beside the same 10 s without a deliverer.
+//!
+//! `cargo bench --bench bench_http -- REDIS_URL webhooks` measures only these.
 
 #[allow(dead_code)] // each benchmark uses part of it
 mod common;
@@ -412,69 +418,231 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     webhook_rate(&url).await
 }
 
-/// Events the webhook delivery rate is measured on.
-const WEBHOOK_EVENTS: usize = 2000;
+/// Bracket logs the webhook delivery rate is measured on (brackets of two players).
+const WEBHOOK_LOGS: usize = 1000;
+/// Events whose delay from write to receipt is measured, and how many a second.
+const DELAY_EVENTS: usize = 1000;
+const DELAY_RATE: u64 = 500;
+/// Brackets of one player in the running period when the cost of looking is measured:
+/// the bracket logs of a million players in brackets of 100.
+const IDLE_LOGS: usize = 10_000;
+/// How long the cost of looking is measured.
+const IDLE_FOR: Duration = Duration::from_secs(10);
 
-/// The webhook delivery rate to a local receiver that answers 200 at once.
-async fn webhook_rate(url: &str) -> Result<(), Box<dyn std::error::Error>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
+/// A league with an event log, brackets of `size`, under its own prefix.
+async fn hook_league(
+    url: &str,
+    size: usize,
+) -> Result<Arc<League<RedisStore>>, Box<dyn std::error::Error>> {
     let tag = Utc::now().timestamp_millis();
-    let text = std::fs::read_to_string("config/season.toml")?.replacen(
-        "key_prefix = \"lk\"",
-        &format!("key_prefix = \"bw{tag}\""),
-        1,
-    ) + "\n[events]\nkeep = \"1d\"\n";
+    let text = std::fs::read_to_string("config/season.toml")?
+        .replacen(
+            "key_prefix = \"lk\"",
+            &format!("key_prefix = \"bw{tag}s{size}\""),
+            1,
+        )
+        .replacen("size = 100", &format!("size = {size}"), 1)
+        + "\n[events]\nkeep = \"1d\"\n";
     let season = Season::from_toml(&text, "config/season.toml")?;
-    let league = Arc::new(League::new(
+    Ok(Arc::new(League::new(
         season,
         RedisStore::connect(url, RedisOptions::default()).await?,
-    ));
-    for i in 0..WEBHOOK_EVENTS {
-        league.join(&player(i), None).await?;
+    )))
+}
+
+/// A receiver on a loopback port answering 200 at once, recording when each event
+/// arrived and its position's time (unix ms, from `Leaguekit-Event-Id`).
+struct HookReceiver {
+    url: String,
+    arrived: Arc<std::sync::Mutex<Vec<(i64, i64)>>>,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl HookReceiver {
+    async fn start() -> Result<HookReceiver, Box<dyn std::error::Error>> {
+        let arrived = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = arrived.clone();
+        let app = axum::Router::new().route(
+            "/hook",
+            axum::routing::post(move |headers: axum::http::HeaderMap| {
+                let now = Utc::now().timestamp_millis();
+                let written = headers
+                    .get("leaguekit-event-id")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|id| id.rsplit_once('@'))
+                    .and_then(|(_, pos)| pos.split_once('-'))
+                    .and_then(|(ms, _)| ms.parse::<i64>().ok())
+                    .unwrap_or(now);
+                log.lock().expect("arrivals").push((now, written));
+                async { "" }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+        let url = format!("http://{}/hook", listener.local_addr()?);
+        let stop = CancellationToken::new();
+        let until = stop.clone();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move { until.cancelled().await })
+                .await
+        });
+        Ok(HookReceiver {
+            url,
+            arrived,
+            stop,
+            task,
+        })
     }
-    let received = Arc::new(AtomicUsize::new(0));
-    let count = received.clone();
-    let receiver = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move || {
-            count.fetch_add(1, Ordering::Relaxed);
-            async { "" }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-    let hook = format!("http://{}/hook", listener.local_addr()?);
-    let shutdown = CancellationToken::new();
-    let stop = shutdown.clone();
-    let receiving = tokio::spawn(async move {
-        axum::serve(listener, receiver)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await
-    });
+
+    fn count(&self) -> usize {
+        self.arrived.lock().expect("arrivals").len()
+    }
+
+    async fn wait_for(&self, n: usize) -> Result<(), Box<dyn std::error::Error>> {
+        let start = Instant::now();
+        while self.count() < n {
+            if start.elapsed() > Duration::from_secs(300) {
+                return Err(format!("only {} of {n} webhooks in 5 minutes", self.count()).into());
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        Ok(())
+    }
+}
+
+/// Starts a deliverer of `league` to `url`, every kept event from the start.
+async fn deliver(
+    league: Arc<League<RedisStore>>,
+    url: &str,
+    shutdown: &CancellationToken,
+) -> Result<tokio::task::JoinHandle<()>, Box<dyn std::error::Error>> {
     let config = leaguekit::server::webhooks::WebhookConfig::from_lookup(|k| match k {
-        "LEAGUEKIT_WEBHOOK_URLS" => Some(hook.clone()),
+        "LEAGUEKIT_WEBHOOK_URLS" => Some(url.to_owned()),
         "LEAGUEKIT_WEBHOOK_SECRET" => Some("bench-webhook-secret-0123456789abcdef".to_owned()),
+        "LEAGUEKIT_WEBHOOK_FROM" => Some("start".to_owned()),
         _ => None,
     })?
     .ok_or("no webhook configuration")?;
-    let start = Instant::now();
-    let deliverer = leaguekit::server::webhooks::start(league, config, shutdown.clone())?;
-    while received.load(Ordering::Relaxed) < WEBHOOK_EVENTS {
-        if start.elapsed() > Duration::from_secs(300) {
-            return Err("the webhooks were not delivered in 5 minutes".into());
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+    Ok(leaguekit::server::webhooks::start(league, config, shutdown.clone()).await?)
+}
+
+/// Commands Redis has answered (`total_commands_processed` of INFO stats).
+async fn redis_commands(con: &mut redis::aio::MultiplexedConnection) -> Option<u64> {
+    let info: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(con)
+        .await
+        .ok()?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("total_commands_processed:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Webhooks: the delivery rate from [`WEBHOOK_LOGS`] bracket logs, the delay from a
+/// write to the receiver's answer under a steady load, and Redis's cost of looking
+/// for new events when there are none, at [`IDLE_LOGS`] bracket logs.
+async fn webhook_rate(url: &str) -> Result<(), Box<dyn std::error::Error>> {
+    // The rate: 2 placements in each of 1,000 brackets, logged before the deliverer
+    // starts.
+    let league = hook_league(url, 2).await?;
+    for i in 0..WEBHOOK_LOGS * 2 {
+        league.join(&player(i), None).await?;
     }
+    let receiver = HookReceiver::start().await?;
+    let shutdown = CancellationToken::new();
+    let start = Instant::now();
+    let deliverer = deliver(league.clone(), &receiver.url, &shutdown).await?;
+    receiver.wait_for(WEBHOOK_LOGS * 2).await?;
     let wall = start.elapsed();
-    shutdown.cancel();
-    deliverer.await?;
-    receiving.await??;
     println!(
-        "webhook delivery: {WEBHOOK_EVENTS} events from {} bracket logs, signed, to a local \
+        "webhook delivery: {} events from {WEBHOOK_LOGS} bracket logs, signed, to a local \
          receiver answering 200 at once: {:.0} events/s ({} in all, one process, {url})",
-        WEBHOOK_EVENTS.div_ceil(100),
-        WEBHOOK_EVENTS as f64 / wall.as_secs_f64(),
+        WEBHOOK_LOGS * 2,
+        (WEBHOOK_LOGS * 2) as f64 / wall.as_secs_f64(),
         ms(wall)
     );
+
+    // The delay: placements at a steady rate while the deliverer runs.
+    let before = receiver.count();
+    let pace = Duration::from_micros(1_000_000 / DELAY_RATE);
+    let began = Instant::now();
+    for i in 0..DELAY_EVENTS {
+        let due = began + pace * u32::try_from(i).unwrap_or(u32::MAX);
+        tokio::time::sleep_until(due.into()).await;
+        league.join(&player(WEBHOOK_LOGS * 2 + i), None).await?;
+    }
+    receiver.wait_for(before + DELAY_EVENTS).await?;
+    let mut delays: Vec<i64> = receiver.arrived.lock().expect("arrivals")[before..]
+        .iter()
+        .map(|(at, written)| at - written)
+        .collect();
+    delays.sort_unstable();
+    let pick = |q: f64| delays[((delays.len() - 1) as f64 * q) as usize];
+    println!(
+        "webhook delay from the write to the receiver, {DELAY_EVENTS} placements at \
+         {DELAY_RATE}/s: p50 {} ms, p99 {} ms, max {} ms",
+        pick(0.5),
+        pick(0.99),
+        delays.last().copied().unwrap_or(0)
+    );
+    shutdown.cancel();
+    deliverer.await?;
+
+    // The cost of looking: 10,000 bracket logs in the running period, all delivered,
+    // then nothing new; Redis's commands and CPU over IDLE_FOR with the deliverer and,
+    // as the baseline of the same run, without.
+    let idle = hook_league(url, 1).await?;
+    let mut joined = 0;
+    while joined < IDLE_LOGS {
+        let batch: Vec<String> = (joined..(joined + 500).min(IDLE_LOGS))
+            .map(player)
+            .collect();
+        for p in &batch {
+            idle.join(p, None).await?;
+        }
+        joined += batch.len();
+    }
+    let client = redis::Client::open(url)?;
+    let mut con = client.get_multiplexed_async_connection().await?;
+    let measure = |con: &mut redis::aio::MultiplexedConnection| {
+        let mut con = con.clone();
+        async move {
+            let (c0, t0) = (redis_commands(&mut con).await, redis_cpu(&mut con).await);
+            tokio::time::sleep(IDLE_FOR).await;
+            let (c1, t1) = (redis_commands(&mut con).await, redis_cpu(&mut con).await);
+            let secs = IDLE_FOR.as_secs_f64();
+            // The two INFO calls of each reading are Redis commands too.
+            let cmds = match (c0, c1) {
+                (Some(a), Some(b)) => (b.saturating_sub(a).saturating_sub(2)) as f64 / secs,
+                _ => f64::NAN,
+            };
+            let cpu = match (t0, t1) {
+                (Some(a), Some(b)) => b.saturating_sub(a).as_secs_f64() / secs * 100.0,
+                _ => f64::NAN,
+            };
+            (cmds, cpu)
+        }
+    };
+    let (base_cmds, base_cpu) = measure(&mut con).await;
+    let receiver_idle = HookReceiver::start().await?;
+    let shutdown = CancellationToken::new();
+    let deliverer = deliver(idle, &receiver_idle.url, &shutdown).await?;
+    receiver_idle.wait_for(IDLE_LOGS).await?;
+    // Let the buckets' first look pass.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let (cmds, cpu) = measure(&mut con).await;
+    shutdown.cancel();
+    deliverer.await?;
+    println!(
+        "webhook looks with nothing new, {IDLE_LOGS} bracket logs in the running period (a \
+         million players in brackets of 100) and the 16,384 buckets, one process: Redis \
+         {cmds:.0} commands/s and {cpu:.1}% of a core (baseline without a deliverer: \
+         {base_cmds:.0} commands/s, {base_cpu:.1}%); each more process adds as much"
+    );
+    for r in [receiver, receiver_idle] {
+        r.stop.cancel();
+        r.task.await??;
+    }
     Ok(())
 }

@@ -429,7 +429,7 @@ pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), Ser
                 config.urls.len(),
                 config.urls.join(", ")
             );
-            Some(webhooks::start(league.clone(), config, shutdown.clone())?)
+            Some(webhooks::start(league.clone(), config, shutdown.clone()).await?)
         }
         None => None,
     };

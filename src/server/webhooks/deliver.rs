@@ -123,11 +123,11 @@ fn unix_secs() -> i64 {
 impl<S: Store> Deliverer<S> {
     /// Runs until shutdown: looks, starts a task per pending pair (within each URL's
     /// slots), replays dead letters; on shutdown waits for the tasks (each ends after
-    /// its POST in flight).
-    pub(super) async fn run(self: Arc<Self>) {
+    /// its POST in flight). `registered`: whether the URLs were just recorded as seen.
+    pub(super) async fn run(self: Arc<Self>, registered: bool) {
         let mut tasks = JoinSet::new();
         let mut bucket_scan: Option<Instant> = None;
-        let mut registered: Option<Instant> = None;
+        let mut registered = registered.then(Instant::now);
         loop {
             while tasks.try_join_next().is_some() {}
             if registered.is_none_or(|t| t.elapsed() >= REGISTER_EVERY) && self.register().await {

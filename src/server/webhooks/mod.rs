@@ -115,9 +115,12 @@ fn describe() {
 }
 
 /// Starts delivering `league`'s events as `config` says, until `shutdown`: the task
-/// ends after the POSTs in flight (at most the timeout). Refused for a season without
-/// an event log.
-pub fn start<S: Store>(
+/// ends after the POSTs in flight (at most the timeout). The URLs are recorded as seen
+/// before this returns (`serve` calls it before it answers requests), so a URL seen
+/// for the first time with `LEAGUEKIT_WEBHOOK_FROM=now` gets every event logged from
+/// then on; if the store cannot be asked now, they are recorded at the first look
+/// that can. Refused for a season without an event log.
+pub async fn start<S: Store>(
     league: Arc<League<S>>,
     config: WebhookConfig,
     shutdown: CancellationToken,
@@ -151,7 +154,11 @@ pub fn start<S: Store>(
         active: Mutex::new(HashSet::new()),
         closed_logs: Mutex::new(HashMap::new()),
     });
-    Ok(tokio::spawn(deliverer.run()))
+    let registered = deliverer.register().await;
+    if !registered {
+        tracing::warn!("webhooks: cannot record the URLs as seen yet; retried at each look");
+    }
+    Ok(tokio::spawn(deliverer.run(registered)))
 }
 
 /// Which dead letters to replay.
