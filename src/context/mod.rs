@@ -403,7 +403,7 @@ impl<S: Store> Context<S> {
                     .into()
                 };
                 match store.season_field(&keys, "layout").await? {
-                    Some(v) if v == LAYOUT => return Ok(()),
+                    Some(v) if v == LAYOUT => return self.check_staging(true).await,
                     Some(v) => {
                         return Err(crate::StoreError::Protocol(format!(
                             "the season's meta records key layout {v:?} and this version \
@@ -442,6 +442,7 @@ impl<S: Store> Context<S> {
                         legacy.join(" or ")
                     )));
                 }
+                self.check_staging(false).await?;
                 store
                     .set_season_field(&keys, "layout", LAYOUT, true)
                     .await?;
@@ -449,6 +450,45 @@ impl<S: Store> Context<S> {
             })
             .await?;
         Ok(())
+    }
+
+    /// Whether the league in the store is a staging league (`[clock] travel = true`)
+    /// as the season file says: recorded with the layout when the league is created
+    /// (the season meta's `staging`, `1` or `0`); a league from before that record
+    /// counts as staging if its clock was ever moved. Refused with
+    /// [`InputError::StagingMismatch`] otherwise: a staging file never acts on a
+    /// production league's data, nor the reverse. `existing`: the league's layout was
+    /// recorded before.
+    async fn check_staging(&self, existing: bool) -> Result<(), Error> {
+        let keys = self.keys.season();
+        let travel = self.season.clock.travel;
+        let recorded = match self.store.season_field(&keys, "staging").await? {
+            Some(v) => v,
+            None => {
+                let staging = if existing {
+                    self.store.clock_offset(&keys).await? != 0
+                } else {
+                    travel
+                };
+                let value = if staging { "1" } else { "0" };
+                self.store
+                    .set_season_field(&keys, "staging", value, true)
+                    .await?;
+                // Another process may have recorded it first: its record stands.
+                self.store
+                    .season_field(&keys, "staging")
+                    .await?
+                    .unwrap_or_else(|| value.to_owned())
+            }
+        };
+        if (recorded == "1") == travel {
+            return Ok(());
+        }
+        Err(InputError::StagingMismatch {
+            season: format!("{}:{}", self.season.key_prefix, self.season.name),
+            league_staging: recorded == "1",
+        }
+        .into())
     }
 
     /// How long a closed period's keys live, in seconds: until `retention.periods`

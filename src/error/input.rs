@@ -224,6 +224,36 @@ pub enum InputError {
         /// The season's name.
         season: String,
     },
+    /// A season file whose `[clock] travel` differs from what the league in the store
+    /// was created as: a staging file against a production league, or the reverse.
+    #[error(
+        "{season}: the league in the store was created as a {league} league and this season \
+         file is a {file} one ([clock] travel = {travel}): a staging league and a production \
+         league never act on each other's data; give the staging league its own key_prefix \
+         or name, or use the season file the league was created with",
+        league = if *league_staging { "staging" } else { "production" },
+        file = if *league_staging { "production" } else { "staging" },
+        travel = !*league_staging
+    )]
+    StagingMismatch {
+        /// `key_prefix:name` of the season.
+        season: String,
+        /// Whether the league in the store is a staging league.
+        league_staging: bool,
+    },
+    /// A move of the staging clock past its bound.
+    #[error(
+        "the league clock cannot be moved to {to}: a move may take it at most {max_days} \
+         days ahead of the real clock{end}; move it less far"
+    )]
+    ClockTooFar {
+        /// The time asked for.
+        to: chrono::DateTime<chrono::Utc>,
+        /// The bound, in days ahead of the store's clock.
+        max_days: u64,
+        /// `", and not past the season's last period (ending ...)"`, or empty.
+        end: String,
+    },
     /// A move of the staging clock that is not forward: time only moves forward.
     #[error(
         "the league clock only moves forward: it is {now} and {to} is not later; \

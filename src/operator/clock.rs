@@ -14,6 +14,8 @@ use crate::store::Store;
 
 /// Attempts at a move when other moves keep coming first.
 const MOVE_ATTEMPTS: usize = 8;
+/// How far ahead of the store's clock a move may take the league clock, in days.
+pub(crate) const MAX_AHEAD_DAYS: u64 = 400;
 
 /// The league clock as the staging tools see it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,6 +89,26 @@ impl<S: Store> Operator<S> {
         self.move_clock(actor, Move::To(to), reason).await
     }
 
+    /// A move may take the league clock at most [`MAX_AHEAD_DAYS`] ahead of the
+    /// store's clock `base`, and not past the end of the calendar's last period: past
+    /// that, a catch-up would close a season's worth of periods that no move can bring
+    /// back.
+    fn check_bound(&self, base: DateTime<Utc>, to: DateTime<Utc>) -> Result<(), InputError> {
+        let last_end = Some(self.ctx.season().calendar.last_period().end);
+        let too_far = to > base + TimeDelta::days(MAX_AHEAD_DAYS as i64)
+            || last_end.is_some_and(|end| to > end);
+        if !too_far {
+            return Ok(());
+        }
+        Err(InputError::ClockTooFar {
+            to,
+            max_days: MAX_AHEAD_DAYS,
+            end: last_end.map_or_else(String::new, |e| {
+                format!(", and not past the season's last period (ending {e})")
+            }),
+        })
+    }
+
     async fn move_clock(
         &self,
         actor: &Actor,
@@ -103,6 +125,8 @@ impl<S: Store> Operator<S> {
             }
             .into());
         }
+        // A staging file against a production league's data is refused here.
+        self.ctx.check_layout().await?;
         let keys = self.ctx.keys().season();
         let store = self.ctx.store();
         for _ in 0..MOVE_ATTEMPTS {
@@ -117,6 +141,7 @@ impl<S: Store> Operator<S> {
             if to <= now {
                 return Err(InputError::ClockNotForward { now, to }.into());
             }
+            self.check_bound(base, to)?;
             let to_offset = match how {
                 Move::By(by) => from_offset.checked_add(by.num_milliseconds()),
                 // Rounded up, so the league clock reads `at` or later at once.

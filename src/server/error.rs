@@ -2,7 +2,7 @@
 //!
 //! | status | codes | when |
 //! |---|---|---|
-//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `clock_not_forward`, `ban_in_past`, `invalid_event_id`, `bad_request` | bad input; nothing was written |
+//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `clock_not_forward`, `clock_too_far`, `ban_in_past`, `invalid_event_id`, `bad_request` | bad input; nothing was written |
 //! | 401 | `unauthorized` | no token, or a token the server does not know |
 //! | 401 | `token_expired` | a player token past its `exp` |
 //! | 403 | `forbidden` | a `viewer` token on a write; a player token outside its own player and bracket |
@@ -11,7 +11,7 @@
 //! | 404 | `player_tokens_disabled` | player tokens are off (no `LEAGUEKIT_PLAYER_TOKEN_SECRET`) |
 //! | 404 | `events_disabled` | a player's event stream in a season without `[events]` |
 //! | 405 | `method_not_allowed` | a known path with another method |
-//! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `no_staging_clock` | the league's state refuses it; nothing was written |
+//! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `no_staging_clock`, `staging_mismatch` | the league's state refuses it; nothing was written |
 //! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `no_exclusions`, `not_in_bracket`, `excludes_everyone`, `bad_request` | bad input; nothing was written |
 //! | 401 | `unauthorized` | no token, or a token the server does not know |
 //! | 403 | `forbidden` | a `viewer` token on a write |
@@ -265,6 +265,8 @@ fn input_status(e: &InputError) -> (StatusCode, &'static str) {
         I::StillClosing { .. } => (StatusCode::CONFLICT, "still_closing"),
         I::PlacedLater { .. } => (StatusCode::CONFLICT, "placed_later"),
         I::NoStagingClock { .. } => (StatusCode::CONFLICT, "no_staging_clock"),
+        I::StagingMismatch { .. } => (StatusCode::CONFLICT, "staging_mismatch"),
+        I::ClockTooFar { .. } => (bad, "clock_too_far"),
         I::ClockNotForward { .. } => (bad, "clock_not_forward"),
         I::Banned { .. } => (StatusCode::FORBIDDEN, "banned"),
         I::UnknownPlayer { .. } => (StatusCode::NOT_FOUND, "unknown_player"),

@@ -320,6 +320,10 @@ pub enum ServeError {
     /// The webhooks' configuration is refused.
     #[error("{0}")]
     Webhooks(#[from] webhooks::WebhookConfigError),
+    /// The league refuses this season file: a staging file against a production
+    /// league or the reverse, or data of another key layout.
+    #[error("{0}")]
+    League(crate::error::Error),
     /// The address could not be bound.
     #[error(
         "cannot listen on {addr}: {source}; choose another address with --listen or [server] listen"
@@ -346,7 +350,8 @@ impl ServeError {
             ServeError::NoTokens
             | ServeError::Token(_)
             | ServeError::PlayerSecret(_)
-            | ServeError::Webhooks(_) => 2,
+            | ServeError::Webhooks(_)
+            | ServeError::League(crate::error::Error::Input(_)) => 2,
             _ => 1,
         }
     }
@@ -373,6 +378,13 @@ pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), Ser
     }
     let mut options = ServerOptions::new(tokens).player_secret(PlayerSecret::from_env()?);
     let hooks = webhooks::WebhookConfig::from_env()?;
+    // Before anything is served or scheduled: a staging file against a production
+    // league (or the reverse), or data of another layout, stops serve here.
+    league
+        .context()
+        .check_layout()
+        .await
+        .map_err(ServeError::League)?;
     if hooks.is_some() && league.context().log_spec().is_none() {
         return Err(webhooks::WebhookConfigError::NoEventLog(league.season().name.clone()).into());
     }

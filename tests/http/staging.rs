@@ -367,3 +367,80 @@ async fn a_season_without_travel_refuses_to_move_and_writes_nothing() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_staging_file_never_acts_on_a_production_league_nor_the_reverse() {
+    // Production plays, with a season file that has no staging clock.
+    let prod = staging_season("isolate", false);
+    let text = std::fs::read_to_string(prod.path()).expect("season");
+    let staging = tempfile::NamedTempFile::new().expect("temp");
+    std::fs::write(
+        staging.path(),
+        text.replacen("travel = false", "travel = true", 1),
+    )
+    .expect("write");
+    let (_serve, addr) = spawn(
+        prod.path(),
+        &["serve", "--listen", "127.0.0.1:0", "--no-scheduler"],
+        "on http://",
+    );
+    let api = Api {
+        http: reqwest::Client::new(),
+        base: format!("http://{addr}"),
+    };
+    let body = Some(json!({"value": 10}));
+    api.ok("POST", "/v1/players/ana/scores", SERVER, body).await;
+
+    // A copy of its file with [clock] travel = true (same prefix and name) is refused
+    // by every command that would act, and by serve, naming both kinds.
+    for args in [
+        &["clock", "advance", "2d"][..],
+        &["clock", "set", "2100-01-01T00:00:00Z"],
+        &["rollover"],
+        &["serve", "--listen", "127.0.0.1:0", "--no-scheduler"],
+    ] {
+        let (code, out, err) = run(staging.path(), args);
+        assert_ne!(code, 0, "{args:?}: {out}");
+        assert!(
+            err.contains("created as a production league") && err.contains("staging one"),
+            "{args:?}: {err}"
+        );
+        if args[0] == "serve" {
+            assert_eq!(code, 2, "{err}");
+        }
+    }
+    // Production goes on untouched: no offset, scores taken.
+    let clock = api.ok("GET", "/v1/clock", ADMIN, None).await;
+    assert_eq!(clock["offset_ms"].as_i64(), Some(0), "{clock}");
+    let body = Some(json!({"value": 5}));
+    api.ok("POST", "/v1/players/ana/scores", SERVER, body).await;
+
+    // The reverse: a staging league refuses the production file.
+    let st = staging_season("isolate_rev", true);
+    let (code, _, err) = run(st.path(), &["clock", "advance", "1h"]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(st.path()).expect("season");
+    let as_prod = tempfile::NamedTempFile::new().expect("temp");
+    std::fs::write(
+        as_prod.path(),
+        text.replacen("travel = true", "travel = false", 1),
+    )
+    .expect("write");
+    let (code, _, err) = run(as_prod.path(), &["rollover"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("created as a staging league"), "{err}");
+
+    // The staging clock moves at most 400 days ahead of the real clock.
+    for args in [
+        &["clock", "advance", "401d"][..],
+        &["clock", "set", "9999-12-31T23:59:59Z"],
+    ] {
+        let (code, _, err) = run(st.path(), args);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains("at most 400 days"), "{args:?}: {err}");
+    }
+    let (code, out, err) = run(st.path(), &["clock", "show"]);
+    assert_eq!(code, 0, "{err}");
+    let shown: Value = serde_json::from_str(out.trim()).expect("clock JSON");
+    assert_eq!(shown["offset_ms"].as_i64(), Some(3_600_000), "{shown}");
+}
