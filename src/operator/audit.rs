@@ -92,6 +92,12 @@ pub struct AuditEntry {
     /// The action's particulars (for example the score before and after).
     #[serde(default)]
     pub details: serde_json::Value,
+    /// When it was recorded, by the real clock (the store's): beside `at` on a staging
+    /// league, whose clock runs ahead. The log keeps and expires its entries by this
+    /// time (`[audit] keep`), never by the league clock.
+    /// (Set when read from the log, never stored in the entry's text.)
+    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<DateTime<Utc>>,
 }
 
 /// Which entries [`Operator::audit`] reads.
@@ -100,7 +106,8 @@ pub struct AuditEntry {
 pub struct AuditQuery {
     /// Only entries about this player.
     pub player: Option<String>,
-    /// Only entries at or after this time.
+    /// Only entries recorded at or after this time, by the real clock
+    /// ([`AuditEntry::recorded_at`]; the league clock's on a production league).
     pub since: Option<DateTime<Utc>>,
     /// At most this many entries (default and maximum [`MAX_AUDIT`]).
     pub limit: Option<u64>,
@@ -155,9 +162,10 @@ impl<S: Store> Operator<S> {
             let mut last = from;
             for (at, text) in page {
                 last = at;
-                let entry: AuditEntry = serde_json::from_str(&text).map_err(|e| {
+                let mut entry: AuditEntry = serde_json::from_str(&text).map_err(|e| {
                     StoreError::Protocol(format!("audit entry {text:?} is not leaguekit's: {e}"))
                 })?;
+                entry.recorded_at = Some(from_millis(at));
                 if query.player.is_none() || entry.player == query.player {
                     out.push(entry);
                     if out.len() as u64 == limit {
@@ -173,7 +181,7 @@ impl<S: Store> Operator<S> {
             if last == from {
                 return Ok(out);
             }
-            out.retain(|e| millis(e.at) < last);
+            out.retain(|e| e.recorded_at.is_some_and(|r| millis(r) < last));
             from = last;
         }
     }
@@ -202,16 +210,30 @@ impl<S: Store> Operator<S> {
             player: player.map(str::to_owned),
             reason: reason.map(str::to_owned),
             details,
+            recorded_at: None,
         };
         let text = serde_json::to_string(&entry)
             .map_err(|e| InputError::Other(format!("cannot encode the audit entry: {e}")))?;
-        let keep = self.ctx.season().retention.player_ttl;
-        let keep_from = millis(at) - i64::try_from(keep.as_millis()).unwrap_or(i64::MAX / 2);
+        let real = self.append_text(&text).await?;
+        Ok(AuditEntry {
+            recorded_at: Some(from_millis(real)),
+            ..entry
+        })
+    }
+
+    /// Appends an entry's text to the log at the real clock's now (the store's, never
+    /// the staging clock's), dropping the entries older than `[audit] keep` by that
+    /// clock; answers the time it was recorded at (unix ms). An entry appended again
+    /// keeps its first time.
+    pub(crate) async fn append_text(&self, text: &str) -> Result<i64, Error> {
+        let real = self.ctx.store().now().await?;
+        let keep = self.ctx.season().audit.keep;
+        let keep_from = real.saturating_sub(i64::try_from(keep.as_millis()).unwrap_or(i64::MAX));
         self.ctx
             .store()
-            .append_audit(&self.ctx.keys().season(), millis(at), &text, keep_from)
+            .append_audit(&self.ctx.keys().season(), real, text, keep_from)
             .await?;
-        Ok(entry)
+        Ok(real)
     }
 }
 

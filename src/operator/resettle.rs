@@ -421,6 +421,7 @@ impl<S: Store> Operator<S> {
                         "excluded": v.excluded,
                         "changed": changed,
                     }),
+                    recorded_at: None,
                 };
                 self.append_entry(&entry).await?;
             }
@@ -521,13 +522,7 @@ impl<S: Store> Operator<S> {
     async fn append_entry(&self, entry: &AuditEntry) -> Result<(), Error> {
         let text = serde_json::to_string(entry)
             .map_err(|e| StoreError::Protocol(format!("cannot encode the audit entry: {e}")))?;
-        let keep = self.ctx.season().retention.player_ttl;
-        let at = millis(entry.at);
-        let keep_from = at - i64::try_from(keep.as_millis()).unwrap_or(i64::MAX / 2);
-        self.ctx
-            .store()
-            .append_audit(&self.ctx.keys().season(), at, &text, keep_from)
-            .await?;
+        self.append_text(&text).await?;
         Ok(())
     }
 }

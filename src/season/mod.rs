@@ -12,7 +12,7 @@
 //! `players`, no `min_players`; a tier may set its own zones and min_players), the
 //! rest of `[scoring]` (mode `increment`, time_resolution `1s`, idempotency_window
 //! `24h`), `[profiles]` (no fields, 512 bytes), `[idle]` (policy `stay`),
-//! `[retention]` (4 periods, player data 180 days), `[clock]` (max_skew 5 s),
+//! `[retention]` (4 periods, player data 180 days), `[audit]` (keep 400 days), `[clock]` (max_skew 5 s),
 //! `[simulation]` ([`SimulationConfig::default`]), `[tune]` ([`TuneConfig`], read by
 //! `leaguekit simulate --tune`) and `[server]` (settings of `leaguekit serve`:
 //! [`ServerConfig`]).
@@ -89,6 +89,8 @@ pub struct Season {
     pub limits: limits::Limits,
     /// `[events]`: the league's event log; `None` keeps none.
     pub events: Option<events::Events>,
+    /// `[audit]`: how long the operators' audit log keeps an entry.
+    pub audit: Audit,
 }
 
 /// How players are placed.
@@ -259,6 +261,23 @@ pub struct Retention {
     /// long after the end of the last period they were placed in; every placement
     /// starts the count again. A player who comes back later starts as a new player.
     pub player_ttl: Duration,
+}
+
+/// `[audit]`: the operators' audit log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Audit {
+    /// How long an entry is kept, by the real clock (the store's, never the staging
+    /// clock's): 400 days by default, 1 to 3650 days.
+    pub keep: Duration,
+}
+
+impl Default for Audit {
+    fn default() -> Self {
+        Audit {
+            keep: Duration::from_secs(400 * 86_400),
+        }
+    }
 }
 
 /// Parses a duration as the season file writes them (`500ms`, `5s`, `15m`, `24h`,

@@ -74,6 +74,17 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
                 .map_err(|m| src.at(t.span(), format!("retention.player_ttl: {m}")))?;
         }
     }
+    let mut audit = super::Audit::default();
+    if let Some(a) = &raw.audit
+        && let Some(k) = &a.keep
+    {
+        audit.keep = parse_duration(
+            k.get_ref(),
+            Duration::from_secs(86_400),
+            Duration::from_secs(3650 * 86_400),
+        )
+        .map_err(|m| src.at(k.span(), format!("audit.keep: {m}")))?;
+    }
     let mut clock = ClockRules::default();
     if let Some(c) = &raw.clock
         && let Some(s) = &c.max_skew
@@ -109,6 +120,7 @@ pub(super) fn season(text: &str, file: &str) -> Result<Season, ConfigError> {
         tune,
         limits,
         events: super::events::parse(&src, raw.events.as_ref())?,
+        audit,
     })
 }
 
@@ -129,6 +141,7 @@ pub(super) struct RawSeason {
     pub(super) tiers: Spanned<Vec<Spanned<RawTier>>>,
     pub(super) idle: Option<RawIdle>,
     pub(super) retention: Option<RawRetention>,
+    pub(super) audit: Option<RawAudit>,
     pub(super) clock: Option<RawClock>,
     pub(super) simulation: Option<RawSimulation>,
     pub(super) tune: Option<super::tune::RawTune>,
@@ -207,6 +220,12 @@ pub(super) struct RawIdle {
 pub(super) struct RawRetention {
     pub(super) periods: Option<Spanned<i64>>,
     pub(super) player_ttl: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAudit {
+    pub(super) keep: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

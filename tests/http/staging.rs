@@ -443,4 +443,23 @@ async fn a_staging_file_never_acts_on_a_production_league_nor_the_reverse() {
     assert_eq!(code, 0, "{err}");
     let shown: Value = serde_json::from_str(out.trim()).expect("clock JSON");
     assert_eq!(shown["offset_ms"].as_i64(), Some(3_600_000), "{shown}");
+
+    // The audit log keeps its own time: a move past the players' 180 days keeps the
+    // earlier entries, each with the league time beside the real one.
+    let (code, _, err) = run(st.path(), &["clock", "advance", "200d"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(st.path(), &["audit"]);
+    assert_eq!(code, 0, "{err}");
+    let audit: Value = serde_json::from_str(out.trim()).expect("audit JSON");
+    let entries = audit["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 2, "{audit}");
+    let time = |v: &Value| {
+        chrono::DateTime::parse_from_rfc3339(v.as_str().expect("a time")).expect("RFC 3339")
+    };
+    let ahead = |e: &Value| (time(&e["at"]) - time(&e["recorded_at"])).num_hours();
+    assert_eq!(ahead(&entries[0]), 1, "{audit}");
+    assert!(
+        (200 * 24..=200 * 24 + 1).contains(&ahead(&entries[1])),
+        "{audit}"
+    );
 }

@@ -24,7 +24,8 @@ use crate::store::Store;
 pub(crate) struct AuditQueryIn {
     /// Only actions about this player.
     player: Option<String>,
-    /// Only actions at or after this time (RFC 3339).
+    /// Only actions recorded at or after this time (RFC 3339, the real clock:
+    /// `recorded_at`).
     #[param(format = DateTime)]
     since: Option<String>,
     /// At most this many entries, 1-1000 (default 1000).
@@ -37,8 +38,12 @@ pub(crate) struct AuditQueryIn {
 pub(crate) struct AuditEntryOut {
     /// Unique id of the entry.
     id: String,
-    /// When, by the league clock (RFC 3339).
+    /// When, by the league clock (RFC 3339): ahead of `recorded_at` on a staging
+    /// league whose clock was moved.
     at: String,
+    /// When it was recorded, by the real clock (RFC 3339); the log keeps an entry
+    /// `[audit] keep` (400 days) by this clock.
+    recorded_at: String,
     /// Who: the admin token's name, or `cli:<user>`.
     actor: String,
     /// What: `ban`, `unban`, `adjust`, `resettle`, `clock`.
@@ -59,6 +64,7 @@ impl From<AuditEntry> for AuditEntryOut {
         AuditEntryOut {
             id: e.id,
             at: rfc3339(e.at),
+            recorded_at: rfc3339(e.recorded_at.unwrap_or(e.at)),
             actor: e.actor,
             action: e.action,
             player: e.player,
