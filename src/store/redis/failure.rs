@@ -24,14 +24,53 @@ impl From<RedisError> for StoreError {
     }
 }
 
-/// `err` as a failure of the call ([`StoreError::Backend`]), classified.
+/// `err` as a failure of the call ([`StoreError::Backend`]), classified. An error
+/// raised inside one of leaguekit's scripts is told in the league's words
+/// ([`ScriptFailure`]), never as Redis's text with the script's hash and line; the
+/// Redis error stays its source.
 pub(crate) fn backend(err: RedisError) -> StoreError {
+    let (kind, code, hint) = (kind(&err), err.code().map(str::to_owned), hint(&err));
+    let source = if in_script(&err) {
+        ErrorSource::new(ScriptFailure(err))
+    } else {
+        ErrorSource::new(err)
+    };
     StoreError::Backend {
         backend: "redis",
-        kind: kind(&err),
-        code: err.code().map(str::to_owned),
-        hint: hint(&err),
-        source: ErrorSource::new(err),
+        kind,
+        code,
+        hint,
+        source,
+    }
+}
+
+/// Whether `err` was raised inside a script (Redis names `@user_script` then).
+fn in_script(err: &RedisError) -> bool {
+    err.detail().is_some_and(|d| d.contains("user_script"))
+        || err.to_string().contains("user_script")
+}
+
+/// An error raised inside one of leaguekit's scripts, told without the script's hash
+/// and line; its source is Redis's error.
+#[derive(Debug)]
+pub(crate) struct ScriptFailure(RedisError);
+
+impl std::fmt::Display for ScriptFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.code() {
+            Some("WRONGTYPE") => f.write_str(
+                "a key of this league holds another type of value than leaguekit writes \
+                 there (something else wrote it)",
+            ),
+            Some(code) => write!(f, "a leaguekit script was refused by Redis ({code})"),
+            None => f.write_str("a leaguekit script failed on Redis"),
+        }
+    }
+}
+
+impl std::error::Error for ScriptFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
     }
 }
 
@@ -93,6 +132,11 @@ fn hint(e: &RedisError) -> &'static str {
                     maxmemory-policy noeviction) and it refuses writes: nothing was written, \
                     reads keep working; raise maxmemory or free memory, then retry";
         }
+        Some("WRONGTYPE") => {
+            return "; find it: `leaguekit rollover` names a bracket's foreign key, and \
+                    `redis-cli --scan --pattern '<key_prefix>:*'` with TYPE lists the others; \
+                    delete or rename it (leaguekit writes it again)";
+        }
         Some("NOPERM") => {
             return "; the Redis ACL user lacks a permission leaguekit needs: grant it \
                     +@read +@write +@scripting +ping +info";
@@ -148,5 +192,36 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(code(&e), Some("OOM"));
+    }
+
+    /// An error raised inside a script reaches a user without the script's hash and
+    /// line, in the league's words, with what to do; Redis's error stays its source.
+    #[test]
+    fn script_errors_are_told_in_the_leagues_words() {
+        let reply = redis::parse_redis_value(
+            b"-WRONGTYPE Operation against a key holding the wrong kind of value script: \
+              2130959c0f, on @user_script:13.\r\n",
+        );
+        let Ok(redis::Value::ServerError(wrong)) = reply else {
+            panic!("not a server error: {reply:?}");
+        };
+        let e = backend(wrong.into());
+        let text = e.to_string();
+        assert!(
+            !text.contains("user_script") && !text.contains("2130959c"),
+            "{text}"
+        );
+        assert!(
+            text.contains("another type of value") && text.contains("delete or rename"),
+            "{text}"
+        );
+        assert_eq!(code(&e), Some("WRONGTYPE"));
+        let mut source = std::error::Error::source(&e);
+        let mut reached = false;
+        while let Some(s) = source {
+            reached |= s.downcast_ref::<RedisError>().is_some();
+            source = s.source();
+        }
+        assert!(reached, "the chain reaches Redis's error: {e:?}");
     }
 }
