@@ -59,6 +59,11 @@ pub use auth::{Role, TokenError, Tokens};
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use openapi::openapi;
 pub use player_tokens::{PlayerSecret, SecretError};
+pub use sse::{
+    DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_PLAYER, DEFAULT_STREAMS_PER_STATIC_TOKEN,
+    MOST_STREAMS, STREAMS_MAX_ENV, STREAMS_PER_TOKEN_ENV, StreamLimitError, StreamLimits,
+    StreamsPerToken,
+};
 pub use tokio_util::sync::CancellationToken;
 
 use crate::league::League;
@@ -90,8 +95,11 @@ pub struct ServerOptions {
     pub request_timeout: Duration,
     /// How often a watched bracket is read for its live stream (default 500 ms).
     pub live_poll: Duration,
-    /// The most live streams open at once (default 1000).
+    /// The most live streams open at once (default 10,000; `LEAGUEKIT_STREAMS_MAX`).
     pub max_streams: usize,
+    /// The most live streams one client holds open at once: a player (whatever their
+    /// tokens), one other token (default 8 and 2,500; `LEAGUEKIT_STREAMS_PER_TOKEN`).
+    pub streams_per_token: StreamsPerToken,
     /// How long shutdown waits for requests in flight (default 30 s).
     pub shutdown_grace: Duration,
     /// How long a connection may take to send a whole request head, counted from
@@ -116,7 +124,8 @@ impl ServerOptions {
             max_batch: 1000,
             request_timeout: Duration::from_secs(10),
             live_poll: Duration::from_millis(500),
-            max_streams: 1000,
+            max_streams: sse::DEFAULT_MAX_STREAMS,
+            streams_per_token: StreamsPerToken::default(),
             shutdown_grace: Duration::from_secs(30),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             player_secret: None,
@@ -199,6 +208,7 @@ pub fn router<S: Store>(
             league.clone(),
             options.live_poll,
             options.max_streams,
+            options.streams_per_token,
             shutdown.clone(),
         ),
         league,
@@ -317,6 +327,9 @@ pub enum ServeError {
     /// The player token secret is too short.
     #[error("{0}")]
     PlayerSecret(#[from] SecretError),
+    /// A stream limit (`LEAGUEKIT_STREAMS_MAX`, `LEAGUEKIT_STREAMS_PER_TOKEN`) is refused.
+    #[error("{0}")]
+    Streams(#[from] StreamLimitError),
     /// The webhooks' configuration is refused.
     #[error("{0}")]
     Webhooks(#[from] webhooks::WebhookConfigError),
@@ -350,6 +363,7 @@ impl ServeError {
             ServeError::NoTokens
             | ServeError::Token(_)
             | ServeError::PlayerSecret(_)
+            | ServeError::Streams(_)
             | ServeError::Webhooks(_)
             | ServeError::League(crate::error::Error::Input(_)) => 2,
             _ => 1,
@@ -377,6 +391,8 @@ pub async fn run(league: League<RedisStore>, args: RunOptions) -> Result<(), Ser
         return Err(ServeError::NoTokens);
     }
     let mut options = ServerOptions::new(tokens).player_secret(PlayerSecret::from_env()?);
+    let streams = StreamLimits::from_env()?;
+    (options.max_streams, options.streams_per_token) = (streams.max, streams.per_token);
     let hooks = webhooks::WebhookConfig::from_env()?;
     // Before anything is served or scheduled: a staging file against a production
     // league (or the reverse), or data of another layout, stops serve here.

@@ -14,25 +14,29 @@ use serde_json::{Value, json};
 use crate::serving::{self, ADMIN, ADMIN_ENTRY, SERVER, Served, Start, VIEWER, call};
 
 /// The player token secret of these servers.
-const SECRET: &str = "player-token-secret-for-events-0123456789";
+pub(crate) const SECRET: &str = "player-token-secret-for-events-0123456789";
+
+/// The server ended the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ended;
 
 /// One server-sent event.
 #[derive(Debug, Clone)]
-struct Sse {
-    event: String,
-    id: Option<String>,
-    data: Value,
+pub(crate) struct Sse {
+    pub(crate) event: String,
+    pub(crate) id: Option<String>,
+    pub(crate) data: Value,
 }
 
 /// An open event stream, read event by event.
-struct Stream {
+pub(crate) struct Stream {
     body: BoxStream<'static, reqwest::Result<Vec<u8>>>,
     buf: String,
 }
 
 impl Stream {
     /// Opens `path` with these headers; panics unless it answers 200 as a stream.
-    async fn open(served: &Served, path: &str, headers: &[(&str, &str)]) -> Stream {
+    pub(crate) async fn open(served: &Served, path: &str, headers: &[(&str, &str)]) -> Stream {
         let (status, r) = request(served, path, headers).await;
         assert_eq!(status, StatusCode::OK, "{path}");
         let r = r.expect("a stream");
@@ -50,7 +54,16 @@ impl Stream {
     }
 
     /// The next event (keep-alive comments skipped), within `limit`.
-    async fn next(&mut self, limit: Duration) -> Option<Sse> {
+    pub(crate) async fn next(&mut self, limit: Duration) -> Option<Sse> {
+        match self.read(limit).await {
+            Ok(e) => e,
+            Err(Ended) => panic!("the stream ended"),
+        }
+    }
+
+    /// The next event (keep-alive comments skipped) within `limit`, or `Err(Ended)`
+    /// once the server ended the stream.
+    pub(crate) async fn read(&mut self, limit: Duration) -> Result<Option<Sse>, Ended> {
         let deadline = Instant::now() + limit;
         loop {
             while let Some(end) = self.buf.find("\n\n") {
@@ -78,20 +91,22 @@ impl Stream {
                     continue;
                 }
                 let data = serde_json::from_str(&data).expect("JSON data");
-                return Some(Sse { event, id, data });
+                return Ok(Some(Sse { event, id, data }));
             }
-            let left = deadline.checked_duration_since(Instant::now())?;
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return Ok(None);
+            };
             match tokio::time::timeout(left, self.body.next()).await {
                 Ok(Some(Ok(chunk))) => self.buf.push_str(&String::from_utf8_lossy(&chunk)),
-                Ok(_) => panic!("the stream ended"),
-                Err(_) => return None,
+                Ok(_) => return Err(Ended),
+                Err(_) => return Ok(None),
             }
         }
     }
 
     /// The log events (those with an id) up to and with the first that `done` takes,
     /// within `limit`.
-    async fn until(&mut self, limit: Duration, done: impl Fn(&Sse) -> bool) -> Vec<Sse> {
+    pub(crate) async fn until(&mut self, limit: Duration, done: impl Fn(&Sse) -> bool) -> Vec<Sse> {
         let deadline = Instant::now() + limit;
         let mut out = Vec::new();
         loop {
@@ -116,7 +131,7 @@ impl Stream {
     }
 
     /// The log events that arrive within `wait` (none expected to be missing).
-    async fn drain(&mut self, wait: Duration) -> Vec<Sse> {
+    pub(crate) async fn drain(&mut self, wait: Duration) -> Vec<Sse> {
         let mut out = Vec::new();
         while let Some(e) = self.next(wait).await {
             if e.id.is_some() {
@@ -128,7 +143,7 @@ impl Stream {
 }
 
 /// A GET of `path` with these headers: its status, and the response when it is 200.
-async fn request(
+pub(crate) async fn request(
     served: &Served,
     path: &str,
     headers: &[(&str, &str)],
@@ -143,7 +158,13 @@ async fn request(
 }
 
 /// A GET of `path` expected to be refused: asserts its status and code.
-async fn refused(served: &Served, path: &str, headers: &[(&str, &str)], status: u16, code: &str) {
+pub(crate) async fn refused(
+    served: &Served,
+    path: &str,
+    headers: &[(&str, &str)],
+    status: u16,
+    code: &str,
+) {
     let mut r = reqwest::Client::new().get(served.url(path));
     for (k, v) in headers {
         r = r.header(*k, *v);
@@ -158,13 +179,13 @@ async fn refused(served: &Served, path: &str, headers: &[(&str, &str)], status: 
     );
 }
 
-fn bearer(token: &str) -> (&'static str, String) {
+pub(crate) fn bearer(token: &str) -> (&'static str, String) {
     ("authorization", format!("Bearer {token}"))
 }
 
 /// The example season (daily periods, the first ending in 12 hours) with a staging
 /// clock and, with `events`, an event log.
-fn events_season(tag: &str, events: bool) -> tempfile::NamedTempFile {
+pub(crate) fn events_season(tag: &str, events: bool) -> tempfile::NamedTempFile {
     let file = serving::season(tag, serving::now() + chrono::Duration::hours(12), "1s", "");
     let mut text = std::fs::read_to_string(file.path()).expect("season");
     text = text.replacen("max_skew = \"1s\"", "max_skew = \"1s\"\ntravel = true", 1);
@@ -175,19 +196,25 @@ fn events_season(tag: &str, events: bool) -> tempfile::NamedTempFile {
     file
 }
 
-fn start(config: &std::path::Path) -> Served {
+pub(crate) fn start(config: &std::path::Path) -> Served {
+    start_with(config, Vec::new())
+}
+
+/// [`start`] with more environment variables.
+pub(crate) fn start_with(config: &std::path::Path, env: Vec<(&str, String)>) -> Served {
     Start {
         player_secret: Some(SECRET),
         admin_tokens: Some(ADMIN_ENTRY),
         // With the scheduler: moving the clock closes the period.
         args: vec![],
         log: "info,tower_http=debug",
+        env,
         ..Start::new(config)
     }
     .spawn()
 }
 
-async fn post(served: &Served, path: &str, token: &str, body: Value) -> Value {
+pub(crate) async fn post(served: &Served, path: &str, token: &str, body: Value) -> Value {
     let http = reqwest::Client::new();
     let (s, b) = call(
         &http,
@@ -202,7 +229,7 @@ async fn post(served: &Served, path: &str, token: &str, body: Value) -> Value {
     b
 }
 
-async fn token_of(served: &Served, player: &str) -> String {
+pub(crate) async fn token_of(served: &Served, player: &str) -> String {
     let minted = post(
         served,
         &format!("/v1/players/{player}/token"),
@@ -213,14 +240,14 @@ async fn token_of(served: &Served, player: &str) -> String {
     minted["token"].as_str().expect("token").to_owned()
 }
 
-fn ids(events: &[Sse]) -> Vec<String> {
+pub(crate) fn ids(events: &[Sse]) -> Vec<String> {
     events
         .iter()
         .map(|e| e.data["id"].as_str().unwrap_or("").to_owned())
         .collect()
 }
 
-const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_player_stream_follows_a_rollover_and_resumes_without_gaps_or_repeats() {

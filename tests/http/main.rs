@@ -8,6 +8,7 @@
 mod common;
 mod serving;
 
+mod abuse;
 mod bans;
 mod browser;
 mod events;
@@ -17,5 +18,6 @@ mod parity;
 mod player_tokens;
 mod resettle;
 mod staging;
+mod stream_abuse;
 mod webhook_paths;
 mod webhooks;

@@ -120,6 +120,8 @@ pub(crate) async fn ban<S: Store>(
         .operator()
         .ban(&actor, &player, &body.reason, until)
         .await?;
+    // The banned player's live streams end now, not at the next check.
+    app.hub.bans_changed();
     Ok(Json(ban.into()))
 }
 

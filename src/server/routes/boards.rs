@@ -16,6 +16,7 @@ use crate::error::InputError;
 use crate::ranking::MAX_PAGE;
 use crate::season::{board_group, split_group};
 use crate::server::App;
+use crate::server::auth::Caller;
 use crate::server::error::{ApiError, ErrorBody};
 use crate::server::live;
 use crate::server::model::{
@@ -148,6 +149,7 @@ pub(crate) async fn events<S: Store>(
     Q(q): Q<LiveQuery>,
     headers: HeaderMap,
     own: Option<Extension<OwnPeriod>>,
+    caller: Option<Extension<Caller>>,
 ) -> Result<impl IntoResponse, ApiError> {
     // A player token's stream follows the running period only (see routes/own.rs).
     let period = q.period.or(own.map(|Extension(OwnPeriod(p))| p));
@@ -169,24 +171,24 @@ pub(crate) async fn events<S: Store>(
         app.league.period(p).map_err(crate::Error::from)?;
     }
     let last = live::resume_from(&headers, q.last_event_id.as_deref())?;
-    let follower = live::Follower::bracket(tier.clone(), bracket, period, last.as_deref())?;
-    let open = app.hub.admit()?;
-    let standings = app.hub.standings(
-        Watch {
-            tier,
-            bracket,
-            period,
-            limit,
-        },
-        open,
-    );
+    let follower =
+        live::Follower::bracket(&app.league, tier.clone(), bracket, period, last.as_deref())
+            .await?;
+    let caller = caller.map(|Extension(c)| c);
+    let grant = sse::admit(&app, caller.as_ref(), &headers, q.access_token.as_deref()).await?;
+    let standings = app.hub.standings(Watch {
+        tier,
+        bracket,
+        period,
+        limit,
+    });
     let stream = if app.hub.logs.enabled() {
-        let logs = app.hub.logs.follow(follower, None);
+        let logs = app.hub.logs.follow(follower);
         Either::Left(futures::stream::select(standings, logs))
     } else {
         Either::Right(standings)
     };
-    Ok(sse::answer(stream))
+    Ok(sse::answer(stream, grant))
 }
 
 /// Players and brackets per tier in a period (every tier listed), with a breakdown per

@@ -5,11 +5,12 @@
 
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 
 use crate::server::App;
+use crate::server::auth::Caller;
 use crate::server::error::{ApiError, ErrorBody};
 use crate::server::live;
 use crate::server::model::{P, PlayerEventsQuery, Q};
@@ -49,13 +50,15 @@ pub(crate) async fn player_events<S: Store>(
     P(player): P<String>,
     Q(q): Q<PlayerEventsQuery>,
     headers: HeaderMap,
+    caller: Option<Extension<Caller>>,
 ) -> Result<impl IntoResponse, ApiError> {
     crate::context::validate_player(&player).map_err(|e| ApiError::from(crate::Error::from(e)))?;
     if !app.hub.logs.enabled() {
         return Err(live::events_disabled());
     }
     let last = live::resume_from(&headers, q.last_event_id.as_deref())?;
-    let follower = live::Follower::player(player, last.as_deref())?;
-    let open = app.hub.admit()?;
-    Ok(sse::answer(app.hub.logs.follow(follower, Some(open))))
+    let follower = live::Follower::player(&app.league, player, last.as_deref()).await?;
+    let caller = caller.map(|Extension(c)| c);
+    let grant = sse::admit(&app, caller.as_ref(), &headers, q.access_token.as_deref()).await?;
+    Ok(sse::answer(app.hub.logs.follow(follower), grant))
 }
