@@ -18,7 +18,10 @@
 //! bracket of the path are the token's own is checked by the routes' guard
 //! (`routes/own.rs`), which reads the player's placement. An expired player token is
 //! 401 `token_expired`; any other token the server does not know is 401
-//! `unauthorized`.
+//! `unauthorized`. When the token sent is a JWT, the message says what failed with it
+//! as a player token (not yet valid, another league, a bad signature, another
+//! algorithm, too long-lived, `crit`, unreadable, or player tokens off), never the
+//! static token variables; only a token that is not a JWT is told about those.
 //!
 //! The live streams ([`STREAM_ROUTES`]) also take any role's token as
 //! `?access_token=TOKEN`, since a browser's `EventSource` cannot send headers (the
@@ -47,7 +50,7 @@ use subtle::{Choice, ConstantTimeEq};
 use crate::season::{ServerConfig, split_named, validate_token};
 
 use super::error::ApiError;
-use super::player_tokens::Refused;
+use super::player_tokens::{self, PLAYER_TOKEN_SECRET_ENV, Refused};
 use crate::operator::Actor;
 
 /// The environment variable with the `server` tokens (comma-separated).
@@ -324,10 +327,10 @@ pub(super) async fn require<S: crate::Store>(
         None => bearer(request.headers()).map(<[u8]>::to_vec),
     };
     if caller.is_none()
-        && let (Some(keys), Some(token)) = (app.players.as_ref(), player_token.as_deref())
+        && let Some(token) = player_token.as_deref()
     {
-        match keys.check(token) {
-            Ok(player) => {
+        match app.players.as_ref().map(|keys| keys.check(token)) {
+            Some(Ok(player)) => {
                 if !player_may_call(&request) {
                     return ApiError::player_forbidden().into_response();
                 }
@@ -337,8 +340,19 @@ pub(super) async fn require<S: crate::Store>(
                     name: player,
                 });
             }
-            Err(Refused::Expired) => return ApiError::token_expired().into_response(),
-            Err(Refused::Invalid) => {}
+            Some(Err(Refused::Expired)) => return ApiError::token_expired().into_response(),
+            // Not a JWT: perhaps a mistyped static token; the general 401 below.
+            Some(Err(Refused::NotJwt)) => {}
+            Some(Err(why)) => return bad_player_token(why.to_string()).into_response(),
+            None if player_tokens::looks_like_jwt(token) => {
+                return bad_player_token(format!(
+                    "this is a player token (a JWT), but player tokens are off on this \
+                     server: it has no {PLAYER_TOKEN_SECRET_ENV}; ask its operator to set it \
+                     (the same secret as the game server that minted the token)"
+                ))
+                .into_response();
+            }
+            None => {}
         }
     }
     let Some(caller) = caller else {
@@ -353,6 +367,14 @@ pub(super) async fn require<S: crate::Store>(
             return page;
         }
         let had_token = request.headers().contains_key(header::AUTHORIZATION) || in_query.is_some();
+        if !had_token && token.as_deref().is_some_and(player_tokens::looks_like_jwt) {
+            return bad_player_token(
+                "a player token is never accepted in the dashboard's cookie: send it as \
+                 \"Authorization: Bearer TOKEN\" (or ?access_token= on a live stream)"
+                    .to_owned(),
+            )
+            .into_response();
+        }
         return ApiError::unauthorized(had_token).into_response();
     };
     if writes(request.method()) && caller.role < Role::Server {
@@ -361,6 +383,11 @@ pub(super) async fn require<S: crate::Store>(
     request.extensions_mut().insert(caller.role);
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// 401 `unauthorized` for a JWT refused as a player token: `why` says what failed.
+fn bad_player_token(why: String) -> ApiError {
+    ApiError::new(axum::http::StatusCode::UNAUTHORIZED, "unauthorized", why)
 }
 
 /// The live streams, which also take their token as `?access_token=`.

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -59,17 +59,43 @@ pub(super) fn install() {
     });
 }
 
-/// Counts every answer by method, route template and status, and times it.
-pub(super) async fn track(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().as_str().to_owned();
-    let route = request
+/// The `method` label: `GET`, `POST`, `PUT`, `PATCH`, `DELETE`, `HEAD` or `OPTIONS`,
+/// else `other`. Never the request's own method: a made-up one (`X0001`) would make a new
+/// series per request, before any token is checked.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
+/// The `route` label: the template of the route the path matched (one of the
+/// router's own, such as `/v1/players/{player}`), else `unmatched`. Never the path.
+fn route_label(request: &Request) -> String {
+    request
         .extensions()
         .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned())
+}
+
+/// Counts every answer by method, route template and status, and times it. Every
+/// label comes from a fixed set ([`method_label`], [`route_label`], and the status
+/// codes the server answers with), so that no request, with or without a token, adds
+/// a series.
+pub(super) async fn track(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = method_label(request.method());
+    let route = route_label(&request);
     let response = next.run(request).await;
-    let status = response.status().as_u16().to_string();
-    ::metrics::histogram!(HTTP_SECONDS, "method" => method.clone(), "route" => route.clone())
+    // The code the server answered with: the server chooses it, never the request.
+    let status = response.status().as_str().to_owned();
+    ::metrics::histogram!(HTTP_SECONDS, "method" => method, "route" => route.clone())
         .record(started.elapsed().as_secs_f64());
     ::metrics::counter!(HTTP_REQUESTS, "method" => method, "route" => route, "status" => status)
         .increment(1);
@@ -120,4 +146,23 @@ pub(super) async fn render<S: Store>(State(app): State<Arc<App<S>>>) -> Response
         HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
     );
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_come_from_a_fixed_set() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::OPTIONS), "OPTIONS");
+        assert_eq!(method_label(&Method::TRACE), "other");
+        let made_up = Method::from_bytes(b"X0001").expect("a method token");
+        assert_eq!(method_label(&made_up), "other");
+        let request = Request::builder()
+            .uri("/no/such/path")
+            .body(axum::body::Body::empty())
+            .expect("a request");
+        assert_eq!(route_label(&request), "unmatched");
+    }
 }

@@ -348,7 +348,12 @@ async fn without_the_secret_player_tokens_are_off() {
     let audience = format!("leaguekit:{}", season["name"].as_str().expect("name"));
     let token = hand_made(SECRET, "ana", &audience, unix_now() + 600);
     let a = call(&http, &served, Method::GET, "/v1/season", &token, None).await;
-    refused(&a, 401, "unauthorized", "a player token without a secret");
+    refused_saying(
+        &a,
+        "unauthorized",
+        &["player tokens are off", "LEAGUEKIT_PLAYER_TOKEN_SECRET"],
+        "a player token without a secret",
+    );
 
     // A secret too short: the server refuses to start, without repeating it.
     let short = Start {
@@ -362,4 +367,421 @@ async fn without_the_secret_player_tokens_are_off() {
         "{err}"
     );
     assert!(!err.contains("short-player-secret"), "{err}");
+}
+
+/// A token signed with `secret` (HS256) with this header and these claims: what a
+/// game server's own JWT library would make.
+fn signed(secret: &str, header: &jsonwebtoken::Header, claims: &Value) -> String {
+    jsonwebtoken::encode(
+        header,
+        claims,
+        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .expect("encode")
+}
+
+/// An HS256 header.
+fn hs256() -> jsonwebtoken::Header {
+    jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256)
+}
+
+/// Asserts a 401 whose message says `says` and never points at the static tokens.
+fn refused_saying(answer: &(StatusCode, Value), code: &str, says: &[&str], what: &str) {
+    refused(answer, 401, code, what);
+    let message = answer.1["error"]["message"].as_str().expect("message");
+    for s in says {
+        assert!(message.contains(s), "{what}: {message:?} should say {s:?}");
+    }
+    for static_tokens in [
+        "LEAGUEKIT_SERVER_TOKENS",
+        "LEAGUEKIT_VIEWER_TOKENS",
+        "LEAGUEKIT_ADMIN_TOKENS",
+    ] {
+        assert!(
+            !message.contains(static_tokens),
+            "{what}: a JWT's refusal points at {static_tokens}: {message}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_token_is_checked_for_nbf_lifetime_and_crit_and_told_why() {
+    let config = serving::open_season("http_player_tokens_checks");
+    let served = Start {
+        player_secret: Some(SECRET),
+        ..Start::new(config.path())
+    }
+    .spawn();
+    let http = reqwest::Client::new();
+    let (s, b) = call(
+        &http,
+        &served,
+        Method::POST,
+        "/v1/players/ana/scores",
+        SERVER,
+        Some(json!({"value": 10})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let (_, season) = call(&http, &served, Method::GET, "/v1/season", SERVER, None).await;
+    let audience = format!("leaguekit:{}", season["name"].as_str().expect("name"));
+    let now = unix_now();
+    let claims = |extra: Value| {
+        let mut c = json!({"sub": "ana", "aud": audience, "exp": now + 600, "iat": now});
+        for (k, v) in extra.as_object().expect("object") {
+            if v.is_null() {
+                c.as_object_mut().expect("object").remove(k);
+            } else {
+                c[k] = v.clone();
+            }
+        }
+        c
+    };
+    let read = |token: String| {
+        let (http, served) = (&http, &served);
+        async move { call(http, served, Method::GET, "/v1/players/ana", &token, None).await }
+    };
+
+    // Accepted: the usual token, an nbf within the 5 s leeway, a day exactly, a
+    // day from now without iat.
+    for (what, c) in [
+        ("a 10-minute token", claims(json!({}))),
+        ("nbf now", claims(json!({"nbf": now}))),
+        ("nbf 2 s ahead", claims(json!({"nbf": now + 2}))),
+        ("a day", claims(json!({"exp": now + 86_400}))),
+        (
+            "a day from now, no iat",
+            claims(json!({"exp": now + 86_400, "iat": null})),
+        ),
+    ] {
+        let (s, b) = read(signed(SECRET, &hs256(), &c)).await;
+        assert_eq!(s, StatusCode::OK, "{what}: {b}");
+    }
+
+    // Refused, each saying what failed.
+    let mut crit = hs256();
+    crit.crit = Some(vec!["exp".to_owned()]);
+    let y3000 = 32_503_680_000_u64;
+    let other_secret = "another-secret-of-at-least-32-bytes-xyz";
+    let cases: Vec<(&str, String, &str, Vec<&str>)> = vec![
+        (
+            "a future nbf",
+            signed(SECRET, &hs256(), &claims(json!({"nbf": now + 120}))),
+            "unauthorized",
+            vec!["not valid yet", "nbf"],
+        ),
+        (
+            "a 30-day token",
+            signed(SECRET, &hs256(), &claims(json!({"exp": now + 30 * 86_400}))),
+            "unauthorized",
+            vec![
+                "2592000 s",
+                "exp - iat",
+                "86400 s",
+                "LEAGUEKIT_PLAYER_TOKEN_MAX_TTL",
+            ],
+        ),
+        (
+            "a 30-day token without iat",
+            signed(
+                SECRET,
+                &hs256(),
+                &claims(json!({"exp": now + 30 * 86_400, "iat": null})),
+            ),
+            "unauthorized",
+            vec!["exp - now", "86400 s"],
+        ),
+        (
+            "a token until the year 3000",
+            signed(SECRET, &hs256(), &claims(json!({"exp": y3000}))),
+            "unauthorized",
+            vec!["exp - iat", "86400 s"],
+        ),
+        (
+            "a token until the year 3000 issued an hour before",
+            signed(
+                SECRET,
+                &hs256(),
+                &claims(json!({"exp": y3000, "iat": y3000 - 3600})),
+            ),
+            "unauthorized",
+            vec!["exp - now", "86400 s"],
+        ),
+        (
+            "a crit header",
+            signed(SECRET, &crit, &claims(json!({}))),
+            "unauthorized",
+            vec!["crit"],
+        ),
+        (
+            "expired",
+            signed(
+                SECRET,
+                &hs256(),
+                &claims(json!({"exp": now - 120, "iat": now - 720})),
+            ),
+            "token_expired",
+            vec!["expired"],
+        ),
+        (
+            "another league",
+            signed(
+                SECRET,
+                &hs256(),
+                &claims(json!({"aud": "leaguekit:another-season"})),
+            ),
+            "unauthorized",
+            vec!["another league", &audience],
+        ),
+        (
+            "no audience",
+            signed(SECRET, &hs256(), &claims(json!({"aud": null}))),
+            "unauthorized",
+            vec!["aud"],
+        ),
+        (
+            "another secret",
+            signed(other_secret, &hs256(), &claims(json!({}))),
+            "unauthorized",
+            vec!["signature", "LEAGUEKIT_PLAYER_TOKEN_SECRET"],
+        ),
+        (
+            "alg none",
+            unsigned("ana", &audience),
+            "unauthorized",
+            vec!["HS256", "none"],
+        ),
+        (
+            "no sub",
+            signed(SECRET, &hs256(), &claims(json!({"sub": null}))),
+            "unauthorized",
+            vec!["sub"],
+        ),
+        (
+            "a text iat",
+            signed(SECRET, &hs256(), &claims(json!({"iat": "yesterday"}))),
+            "unauthorized",
+            vec!["iat"],
+        ),
+    ];
+    for (what, token, code, says) in cases {
+        let a = read(token.clone()).await;
+        refused_saying(&a, code, &says, what);
+        // The same on a live stream, with the token in the query.
+        let r = http
+            .get(served.url(&format!("/v1/players/ana/events?access_token={token}")))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{what} on a stream");
+    }
+
+    // A player token in the cookie: told to send it as a bearer token.
+    let good = signed(SECRET, &hs256(), &claims(json!({})));
+    let r = http
+        .get(served.url("/v1/season"))
+        .header("cookie", format!("leaguekit_token={good}"))
+        .send()
+        .await
+        .expect("send");
+    let status = r.status();
+    let body: Value = r.json().await.expect("JSON");
+    refused_saying(&(status, body), "unauthorized", &["Bearer"], "the cookie");
+
+    // Not a JWT at all: the general answer, which names the static tokens.
+    let a = read("not-a-jwt-and-not-a-token-0001".to_owned()).await;
+    refused(
+        &a,
+        401,
+        "unauthorized",
+        "a static token the server does not know",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_banned_player_is_minted_no_token() {
+    let config = serving::open_season("http_player_tokens_ban");
+    let served = Start {
+        player_secret: Some(SECRET),
+        admin_tokens: Some(ADMIN_ENTRY),
+        ..Start::new(config.path())
+    }
+    .spawn();
+    let http = reqwest::Client::new();
+    let (s, b) = call(
+        &http,
+        &served,
+        Method::POST,
+        "/v1/players/cheater/scores",
+        SERVER,
+        Some(json!({"value": 10})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let mint = |token: &'static str| {
+        let (http, served) = (&http, &served);
+        async move {
+            call(
+                http,
+                served,
+                Method::POST,
+                "/v1/players/cheater/token",
+                token,
+                None,
+            )
+            .await
+        }
+    };
+    let (s, b) = mint(SERVER).await;
+    assert_eq!(s, StatusCode::OK, "before the ban: {b}");
+    let (s, b) = call(
+        &http,
+        &served,
+        Method::POST,
+        "/v1/players/cheater/ban",
+        ADMIN,
+        Some(json!({"reason": "aimbot"})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    for token in [SERVER, ADMIN] {
+        let a = mint(token).await;
+        refused(&a, 403, "banned", "a banned player's mint");
+        let message = a.1["error"]["message"].as_str().expect("message");
+        assert!(
+            message.contains("cheater") && message.contains("banned") && message.contains("unban"),
+            "{message}"
+        );
+        assert!(a.1.get("token").is_none(), "no token: {}", a.1);
+    }
+    // Another player still gets one; the lifted ban gives the player theirs back.
+    let (s, b) = call(
+        &http,
+        &served,
+        Method::POST,
+        "/v1/players/ana/token",
+        SERVER,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let (s, b) = call(
+        &http,
+        &served,
+        Method::POST,
+        "/v1/players/cheater/unban",
+        ADMIN,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let (s, b) = mint(SERVER).await;
+    assert_eq!(s, StatusCode::OK, "after the unban: {b}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_longest_lifetime_is_configured_and_checked_at_start() {
+    let config = serving::open_season("http_player_tokens_max_ttl");
+    let served = Start {
+        player_secret: Some(SECRET),
+        env: vec![("LEAGUEKIT_PLAYER_TOKEN_MAX_TTL", "3600".to_owned())],
+        ..Start::new(config.path())
+    }
+    .spawn();
+    let http = reqwest::Client::new();
+    let (s, b) = call(
+        &http,
+        &served,
+        Method::POST,
+        "/v1/players/ana/scores",
+        SERVER,
+        Some(json!({"value": 10})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let (_, season) = call(&http, &served, Method::GET, "/v1/season", SERVER, None).await;
+    let audience = format!("leaguekit:{}", season["name"].as_str().expect("name"));
+
+    // The mint: up to the maximum.
+    let (s, b) = call(
+        &http,
+        &served,
+        Method::POST,
+        "/v1/players/ana/token?ttl=3600",
+        SERVER,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let minted = b["token"].as_str().expect("token").to_owned();
+    let (s, b) = call(
+        &http,
+        &served,
+        Method::GET,
+        "/v1/players/ana",
+        &minted,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "a minted token of the maximum: {b}");
+    let a = call(
+        &http,
+        &served,
+        Method::POST,
+        "/v1/players/ana/token?ttl=3601",
+        SERVER,
+        None,
+    )
+    .await;
+    refused(&a, 422, "ttl_out_of_range", "above the maximum");
+    let message = a.1["error"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("3600") && message.contains("LEAGUEKIT_PLAYER_TOKEN_MAX_TTL"),
+        "{message}"
+    );
+
+    // A game server's own token: the same maximum.
+    let now = unix_now();
+    let own = |exp: u64| {
+        signed(
+            SECRET,
+            &hs256(),
+            &json!({"sub": "ana", "aud": audience, "exp": exp, "iat": now}),
+        )
+    };
+    let (s, b) = call(
+        &http,
+        &served,
+        Method::GET,
+        "/v1/players/ana",
+        &own(now + 3600),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "an hour: {b}");
+    let a = call(
+        &http,
+        &served,
+        Method::GET,
+        "/v1/players/ana",
+        &own(now + 7200),
+        None,
+    )
+    .await;
+    refused_saying(&a, "unauthorized", &["7200 s", "3600 s"], "two hours");
+
+    // A bad maximum: serve refuses to start, exit 2, saying what to set.
+    for bad in ["abc", "59", "604801", "-1", "1h"] {
+        let (code, err) = Start {
+            player_secret: Some(SECRET),
+            env: vec![("LEAGUEKIT_PLAYER_TOKEN_MAX_TTL", bad.to_owned())],
+            ..Start::new(config.path())
+        }
+        .refused();
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("LEAGUEKIT_PLAYER_TOKEN_MAX_TTL") && err.contains("604800"),
+            "{bad}: {err}"
+        );
+    }
 }

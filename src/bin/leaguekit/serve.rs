@@ -18,6 +18,10 @@ use crate::common::{Failure, redis_league};
 /// LEAGUEKIT_VIEWER_TOKENS (dashboard, metrics: read only), comma-separated, or
 /// server_tokens / viewer_tokens in the config's [server] section. Make tokens with
 /// `openssl rand -hex 32`.
+///
+/// Player tokens: LEAGUEKIT_PLAYER_TOKEN_SECRET (at least 32 bytes) turns them on;
+/// LEAGUEKIT_PLAYER_TOKEN_MAX_TTL is the longest a player token may live, minted here
+/// or by a game server, in seconds (60-604800, default 86400).
 #[derive(Args, Debug)]
 pub(crate) struct ServeArgs {
     /// Address to listen on [default: [server] listen, then 127.0.0.1:8080].

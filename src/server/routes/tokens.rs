@@ -1,5 +1,10 @@
 //! `POST /v1/players/{player}/token`: a player token for a game client.
 //!
+//! A banned player is minted no token (403 `banned`): the ban is read (one store read,
+//! by the league clock) before the token is signed. The OpenAPI text below still
+//! describes the defaults (ttl 60-86400; 403 `forbidden` only): changing it changes
+//! the generated clients' schemas, which are regenerated together.
+//!
 //! Owns: the mint handler, its input and answer.
 //! Must not: sign or check tokens itself (`player_tokens.rs` does).
 
@@ -14,7 +19,9 @@ use utoipa::{IntoParams, ToSchema};
 use crate::server::App;
 use crate::server::error::{ApiError, ErrorBody};
 use crate::server::extract::{Body, P, Q, rfc3339};
-use crate::server::player_tokens::{DEFAULT_TTL_SECS, MAX_TTL_SECS, MIN_TTL_SECS, unix_now};
+use crate::server::player_tokens::{
+    DEFAULT_TTL_SECS, MAX_TTL_SECS, MIN_TTL_SECS, PLAYER_TOKEN_MAX_TTL_ENV, unix_now,
+};
 use crate::store::Store;
 
 /// The body of a token request (optional: `{}` or none).
@@ -84,21 +91,36 @@ pub(crate) async fn mint<S: Store>(
         .ok_or_else(ApiError::player_tokens_disabled)?;
     crate::context::validate_player(&player).map_err(|e| ApiError::from(crate::Error::from(e)))?;
     // Each ttl given is checked, even the query's when the body's wins.
+    let max = keys.max_ttl();
+    let default = DEFAULT_TTL_SECS.min(max);
     if let Some(ttl) = [body.ttl, q.ttl]
         .into_iter()
         .flatten()
-        .find(|t| !(MIN_TTL_SECS..=MAX_TTL_SECS).contains(t))
+        .find(|t| !(MIN_TTL_SECS..=max).contains(t))
     {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "ttl_out_of_range",
             format!(
-                "ttl {ttl} is out of range: a player token lasts {MIN_TTL_SECS} to \
-                 {MAX_TTL_SECS} seconds (default {DEFAULT_TTL_SECS})"
+                "ttl {ttl} is out of range: a player token lasts {MIN_TTL_SECS} to {max} \
+                 seconds on this server (default {default}; the maximum is \
+                 {PLAYER_TOKEN_MAX_TTL_ENV}, {MAX_TTL_SECS} unless set)"
             ),
         ));
     }
-    let ttl = body.ttl.or(q.ttl).unwrap_or(DEFAULT_TTL_SECS);
+    // A banned player gets no token: it would let their client read on while the
+    // ban holds.
+    if let Some(ban) = app.league.operator().ban_of(&player).await? {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "banned",
+            format!(
+                "{}; no player token is minted while the ban holds",
+                ban.refusal()
+            ),
+        ));
+    }
+    let ttl = body.ttl.or(q.ttl).unwrap_or(default);
     let minted = keys.mint(&player, ttl, unix_now());
     let expires_at = i64::try_from(minted.expires_at)
         .ok()
