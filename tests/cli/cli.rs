@@ -642,3 +642,57 @@ fn adjust_changes_a_score_and_refuses_bad_input() {
     );
     assert_eq!(cli.json(&["player", "ana"])["score"], 5);
 }
+
+#[test]
+fn operator_commands_record_who_acted() {
+    let cli = Cli::new("cliactor");
+    cli.json(&["submit", "ana", "40"]);
+    let ban = cli.json(&["--actor", "alice", "ban", "ana", "--reason", "aimbot"]);
+    assert_eq!(ban["actor"], "cli:alice", "{ban}");
+    // LEAGUEKIT_ACTOR says the same; with neither nor $USER, cli:unknown and a warning.
+    let run = |env: &[(&str, &str)], args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_leaguekit"));
+        c.arg("--config")
+            .arg(cli.config.path())
+            .arg("--redis")
+            .arg(&cli.url)
+            .args(args)
+            .env_remove("LEAGUEKIT_ACTOR")
+            .env_remove("USER")
+            .env_remove("USERNAME");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().expect("run leaguekit")
+    };
+    let out = run(
+        &[("LEAGUEKIT_ACTOR", "bob")],
+        &["unban", "ana", "--reason", "appeal"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&[], &["ban", "ana", "--reason", "again"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cli:unknown") && err.contains("--actor"),
+        "{err}"
+    );
+    let out = run(&[("LEAGUEKIT_ACTOR", "bad\nname")], &["unban", "ana"]);
+    assert_eq!(out.status.code(), Some(2), "a control character is refused");
+    let audit = cli.json(&["audit"]);
+    let actors: Vec<&str> = audit["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter_map(|e| e["actor"].as_str())
+        .collect();
+    assert_eq!(actors, ["cli:alice", "cli:bob", "cli:unknown"], "{audit}");
+}

@@ -3,7 +3,7 @@
 
 use clap::Args;
 use leaguekit::Season;
-use leaguekit::operator::{Actor, Adjustment};
+use leaguekit::operator::Adjustment;
 
 use crate::Cli;
 use crate::common::{Failure, print, redis_league};
@@ -40,7 +40,12 @@ pub(crate) async fn run(cli: &Cli, season: Season, args: &AdjustArgs) -> Result<
     let league = redis_league(cli, season).await?;
     let done = league
         .operator()
-        .adjust(&Actor::cli(), &args.player, change, &args.reason)
+        .adjust(
+            &crate::common::actor(cli)?,
+            &args.player,
+            change,
+            &args.reason,
+        )
         .await?;
     print(&done)
 }

@@ -1,9 +1,8 @@
 //! Bans from the command line: `ban`, `unban`, and the list of current `bans`. Each
-//! action is recorded in the audit log as `cli:$USER`.
+//! action is recorded in the audit log as `cli:NAME` (`--actor`, `LEAGUEKIT_ACTOR`, else `$USER`).
 
 use clap::Args;
 use leaguekit::Season;
-use leaguekit::operator::Actor;
 
 use crate::Cli;
 use crate::common::{Failure, parse_time, print, redis_league};
@@ -38,7 +37,12 @@ pub(crate) async fn ban(cli: &Cli, season: Season, args: &BanArgs) -> Result<(),
     let league = redis_league(cli, season).await?;
     let ban = league
         .operator()
-        .ban(&Actor::cli(), &args.player, &args.reason, until)
+        .ban(
+            &crate::common::actor(cli)?,
+            &args.player,
+            &args.reason,
+            until,
+        )
         .await?;
     print(&ban)
 }
@@ -48,7 +52,11 @@ pub(crate) async fn unban(cli: &Cli, season: Season, args: &UnbanArgs) -> Result
     let league = redis_league(cli, season).await?;
     let lifted = league
         .operator()
-        .unban(&Actor::cli(), &args.player, args.reason.as_deref())
+        .unban(
+            &crate::common::actor(cli)?,
+            &args.player,
+            args.reason.as_deref(),
+        )
         .await?;
     print(&serde_json::json!({ "player": args.player, "lifted": lifted }))
 }

@@ -3,7 +3,6 @@
 
 use clap::{Args, Subcommand};
 use leaguekit::Season;
-use leaguekit::operator::Actor;
 
 use crate::Cli;
 use crate::common::{Failure, parse_time, print, redis_league, usage};
@@ -46,13 +45,13 @@ pub(crate) async fn run(cli: &Cli, season: Season, args: &ClockArgs) -> Result<(
             let by = leaguekit::season::parse_duration(duration)
                 .map_err(|m| usage(format!("invalid duration {duration:?}: {m}")))?;
             operator
-                .advance_clock(&Actor::cli(), by, reason.as_deref())
+                .advance_clock(&crate::common::actor(cli)?, by, reason.as_deref())
                 .await?
         }
         ClockAction::Set { time, reason } => {
             let to = parse_time(time)?;
             operator
-                .set_clock(&Actor::cli(), to, reason.as_deref())
+                .set_clock(&crate::common::actor(cli)?, to, reason.as_deref())
                 .await?
         }
     };

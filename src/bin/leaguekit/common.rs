@@ -85,3 +85,23 @@ pub(crate) fn emit(text: &str) -> Result<(), Failure> {
         }),
     }
 }
+
+/// Who acts, for the audit log: `cli:NAME` from `--actor` (or `LEAGUEKIT_ACTOR`), else
+/// `cli:$USER`; `cli:unknown` only with a warning on standard error.
+pub(crate) fn actor(cli: &Cli) -> Result<leaguekit::operator::Actor, Failure> {
+    use leaguekit::operator::Actor;
+    match cli.actor.as_deref().map(str::trim) {
+        Some(name) if !name.is_empty() => Actor::new(format!("cli:{name}"))
+            .map_err(|e| usage(format!("--actor / LEAGUEKIT_ACTOR: {e}"))),
+        _ => {
+            let actor = Actor::cli();
+            if actor.name() == "cli:unknown" {
+                eprintln!(
+                    "leaguekit: warning: the audit log records this action as cli:unknown \
+                     (no $USER): say who acts with --actor NAME or LEAGUEKIT_ACTOR"
+                );
+            }
+            Ok(actor)
+        }
+    }
+}

@@ -42,6 +42,10 @@ pub(crate) struct Cli {
     /// Season file [default: $LEAGUEKIT_CONFIG, then config/season.toml]
     #[arg(long, global = true, env = "LEAGUEKIT_CONFIG")]
     pub(crate) config: Option<PathBuf>,
+    /// Who acts, for the audit log of operator commands (ban, unban, adjust, resettle,
+    /// clock): recorded as cli:NAME [default: $LEAGUEKIT_ACTOR, then $USER]
+    #[arg(long, global = true, env = "LEAGUEKIT_ACTOR")]
+    pub(crate) actor: Option<String>,
     /// Redis URL [default: $LEAGUEKIT_REDIS]: redis://[user:password@]host[:port][/db],
     /// rediss://... (TLS), redis+cluster://[user:password@]host:port,host:port,...,
     /// rediss+cluster://... (Redis Cluster over TLS), or unix:///path/to/redis.sock

@@ -3,7 +3,6 @@
 
 use clap::Args;
 use leaguekit::Season;
-use leaguekit::operator::Actor;
 
 use crate::Cli;
 use crate::common::{Failure, print, redis_league};
@@ -36,7 +35,7 @@ pub(crate) async fn run(cli: &Cli, season: Season, args: &ResettleArgs) -> Resul
     let report = league
         .operator()
         .resettle(
-            &Actor::cli(),
+            &crate::common::actor(cli)?,
             args.period,
             &args.tier,
             args.bracket,
