@@ -22,6 +22,16 @@ use crate::common::{Failure, redis_league};
 /// Player tokens: LEAGUEKIT_PLAYER_TOKEN_SECRET (at least 32 bytes) turns them on;
 /// LEAGUEKIT_PLAYER_TOKEN_MAX_TTL is the longest a player token may live, minted here
 /// or by a game server, in seconds (60-604800, default 86400).
+///
+/// Streams: LEAGUEKIT_STREAMS_MAX (all streams, default 10000) and
+/// LEAGUEKIT_STREAMS_PER_TOKEN (per client: `player=8,static=2500` by default).
+///
+/// Webhooks (docs/http.md, "Webhooks"): LEAGUEKIT_WEBHOOK_URLS (comma-separated) and
+/// LEAGUEKIT_WEBHOOK_SECRET (whsec_<base64> or at least 32 bytes) turn them on;
+/// LEAGUEKIT_WEBHOOK_EVENTS (types sent), LEAGUEKIT_WEBHOOK_ATTEMPTS (default 8),
+/// LEAGUEKIT_WEBHOOK_FROM (now or start: where a new URL begins),
+/// LEAGUEKIT_WEBHOOK_DEAD_MAX (dead letters per URL, default 10000) and
+/// LEAGUEKIT_WEBHOOK_DEAD_KEEP (default 30d).
 #[derive(Args, Debug)]
 pub(crate) struct ServeArgs {
     /// Address to listen on [default: [server] listen, then 127.0.0.1:8080].
