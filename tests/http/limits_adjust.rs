@@ -86,15 +86,7 @@ async fn limits_answer_422_and_429_and_adjust_is_admin_only() {
     assert_eq!(body[0]["error"]["code"], "rate_limited", "{body}");
     assert_eq!(body[1]["status"], "applied", "{body}");
     // Each refusal is counted by its limit.
-    let metrics = http
-        .get(served.url("/metrics"))
-        .bearer_auth(VIEWER)
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = served.metrics(&http, VIEWER).await;
     for line in [
         "leaguekit_limited_total{limit=\"max_value\"} 1",
         "leaguekit_limited_total{limit=\"rate\"} 2",

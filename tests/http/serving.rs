@@ -222,6 +222,18 @@ impl Served {
     }
 
     /// `base` + `path`.
+    /// The text of `/metrics`, read with `token`.
+    pub async fn metrics(&self, http: &reqwest::Client, token: &str) -> String {
+        http.get(self.url("/metrics"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("metrics text")
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

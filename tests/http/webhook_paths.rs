@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 
 use crate::common;
 use crate::serving::{ADMIN, ADMIN_ENTRY, SERVER, Served, Start};
-use crate::webhooks::{Hit, Mode, Receiver, call, check_posts, season, start};
+use crate::webhooks::{Hit, Mode, Receiver, call, check_posts, dead_until, season, start};
 
 /// Every event the webhooks send by default (all but `player.overtaken`) in the logs
 /// of `periods` and of the player buckets: id → type.
@@ -392,24 +392,14 @@ async fn redirects_are_failed_attempts_never_followed() {
     let served = start(&config, &receiver, &[("LEAGUEKIT_WEBHOOK_ATTEMPTS", "1")]).spawn();
     let http = reqwest::Client::new();
     play(&http, &served, 0, 4).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let dead = loop {
-        let (s, v) = call(
-            &http,
-            &served,
-            Method::GET,
-            "/v1/webhooks/dead",
-            ADMIN,
-            None,
-        )
-        .await;
-        assert_eq!(s.as_u16(), 200, "{v}");
-        if v["dead"].as_array().map(Vec::len) == Some(4) {
-            break v;
-        }
-        assert!(Instant::now() < deadline, "no four dead letters: {v}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let dead = dead_until(
+        &http,
+        &served,
+        Duration::from_secs(30),
+        "four dead letters",
+        |v| v["dead"].as_array().map(Vec::len) == Some(4),
+    )
+    .await;
     let mut errors: Vec<String> = dead["dead"]
         .as_array()
         .expect("letters")
@@ -463,56 +453,37 @@ async fn events_trimmed_before_delivery_are_reported_never_silent() {
     }
     drop(quiet);
     let served = start(&config, &receiver, &[]).spawn();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let trimmed = loop {
-        let (_, v) = call(
-            &http,
-            &served,
-            Method::GET,
-            "/v1/webhooks/dead",
-            ADMIN,
-            None,
-        )
-        .await;
-        let letters: Vec<Value> = v["dead"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter(|l| {
-                        l["error"]
-                            .as_str()
-                            .is_some_and(|e| e.starts_with("trimmed:"))
-                    })
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        if !letters.is_empty() {
-            break letters;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no trimmed letter: {v}; got {} POSTs; serve said: {}",
-            receiver.hits().len(),
-            served.stderr()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    let is_trimmed = |l: &Value| {
+        l["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("trimmed:"))
     };
+    let dead = dead_until(
+        &http,
+        &served,
+        Duration::from_secs(30),
+        "a trimmed letter",
+        |v| {
+            v["dead"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(is_trimmed))
+        },
+    )
+    .await;
+    let trimmed: Vec<Value> = dead["dead"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|l| is_trimmed(l))
+        .cloned()
+        .collect();
     assert!(
         trimmed[0]["error"]
             .as_str()
             .expect("error")
             .contains("max_per_log")
     );
-    let metrics = http
-        .get(served.url("/metrics"))
-        .bearer_auth(ADMIN)
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = served.metrics(&http, ADMIN).await;
     let count: f64 = metrics
         .lines()
         .find_map(|l| l.strip_prefix("leaguekit_webhook_trimmed_total "))
@@ -596,15 +567,7 @@ async fn dead_letters_are_bounded_paged_and_replayed_only_to_configured_urls() {
         let (s, v) = list(bad).await;
         assert_eq!(s, 400, "{bad}: {v}");
     }
-    let metrics = http
-        .get(served.url("/metrics"))
-        .bearer_auth(ADMIN)
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = served.metrics(&http, ADMIN).await;
     assert!(
         metrics
             .lines()
@@ -638,24 +601,12 @@ async fn dead_letters_are_bounded_paged_and_replayed_only_to_configured_urls() {
             h.len() == 3
         })
         .await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (_, v) = call(
-            &http,
-            &served,
-            Method::GET,
-            "/v1/webhooks/dead",
-            ADMIN,
-            None,
-        )
-        .await;
-        if v["dead"] == json!([]) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "letters kept after delivery: {v}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    dead_until(
+        &http,
+        &served,
+        Duration::from_secs(10),
+        "letters removed once delivered",
+        |v| v["dead"] == json!([]),
+    )
+    .await;
 }

@@ -331,6 +331,30 @@ pub(crate) fn check_posts(hits: &[Hit]) {
     }
 }
 
+/// Reads the dead letters (`GET /v1/webhooks/dead`, first page) until `done` says so,
+/// at most `limit`: the last answer.
+pub(crate) async fn dead_until(
+    http: &reqwest::Client,
+    served: &Served,
+    limit: Duration,
+    what: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let (s, v) = call(http, served, Method::GET, "/v1/webhooks/dead", ADMIN, None).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        if done(&v) {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not within {limit:?}: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_then_hanging_receiver_gets_every_event_once_in_order() {
     let receiver = Receiver::start().await;
@@ -385,24 +409,14 @@ async fn events_given_up_are_dead_letters_that_an_operator_replays() {
     let served = start(&config, &receiver, &[("LEAGUEKIT_WEBHOOK_ATTEMPTS", "2")]).spawn();
     let http = reqwest::Client::new();
     join(&http, &[&served], 0, 2).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let dead = loop {
-        let (s, v) = call(
-            &http,
-            &served,
-            Method::GET,
-            "/v1/webhooks/dead",
-            ADMIN,
-            None,
-        )
-        .await;
-        assert_eq!(s, StatusCode::OK, "{v}");
-        if v["dead"].as_array().map(Vec::len) == Some(2) {
-            break v;
-        }
-        assert!(Instant::now() < deadline, "no two dead letters: {v}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let dead = dead_until(
+        &http,
+        &served,
+        Duration::from_secs(30),
+        "two dead letters",
+        |v| v["dead"].as_array().map(Vec::len) == Some(2),
+    )
+    .await;
     // Each event was tried twice, then given up; delivery went on with the next.
     assert_eq!(receiver.hits().len(), 4);
     for letter in dead["dead"].as_array().expect("letters") {
@@ -483,26 +497,14 @@ async fn events_given_up_are_dead_letters_that_an_operator_replays() {
             placed(h).len() == 2
         })
         .await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (_, v) = call(
-            &http,
-            &served,
-            Method::GET,
-            "/v1/webhooks/dead",
-            ADMIN,
-            None,
-        )
-        .await;
-        if v["dead"] == json!([]) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "letters kept after delivery: {v}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    dead_until(
+        &http,
+        &served,
+        Duration::from_secs(10),
+        "letters removed once delivered",
+        |v| v["dead"] == json!([]),
+    )
+    .await;
     check_posts(&receiver.hits());
     assert_eq!(receiver.acked().len(), 2, "{:?}", receiver.acked());
     let (_, audit) = call(&http, &served, Method::GET, "/v1/audit", ADMIN, None).await;
