@@ -2,34 +2,30 @@
 //!
 //! | status | codes | when |
 //! |---|---|---|
-//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `clock_not_forward`, `clock_too_far`, `ban_in_past`, `invalid_event_id`, `bad_request` | bad input; nothing was written |
-//! | 401 | `unauthorized` | no token, or a token the server does not know |
+//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `clock_not_forward`, `clock_too_far`, `ban_in_past`, `no_exclusions`, `not_in_bracket`, `excludes_everyone`, `invalid_event_id`, `bad_request` | bad input; nothing was written |
+//! | 401 | `unauthorized` | no token, a token the server does not know, or a player token that is garbled, forged, not yet valid or for another league |
 //! | 401 | `token_expired` | a player token past its `exp` |
-//! | 403 | `forbidden` | a `viewer` token on a write; a player token outside its own player and bracket |
-//! | 403 | `banned` | a join or score of a banned player |
-//! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `unknown_player`, `not_placed`, `expired` | nothing there |
+//! | 403 | `forbidden` | a `viewer` token on a write; a server or viewer token on an operator's route; a player token outside its own player and bracket |
+//! | 403 | `banned` | a join or score of a banned player; a player token minted for one, or a live stream opened with one's token |
+//! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `unknown_player`, `unknown_bracket`, `not_placed`, `expired` | nothing there |
 //! | 404 | `player_tokens_disabled` | player tokens are off (no `LEAGUEKIT_PLAYER_TOKEN_SECRET`) |
 //! | 404 | `events_disabled` | a player's event stream in a season without `[events]` |
 //! | 405 | `method_not_allowed` | a known path with another method |
-//! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `no_staging_clock`, `staging_mismatch` | the league's state refuses it; nothing was written |
-//! | 400 | `invalid_json`, `invalid_player`, `invalid_request_id`, `score_out_of_range`, `invalid_time`, `before_season`, `outside_calendar`, `future_time`, `unknown_cohort`, `unknown_profile_field`, `profile_too_large`, `bad_bracket`, `bad_limit`, `no_exclusions`, `not_in_bracket`, `excludes_everyone`, `bad_request` | bad input; nothing was written |
-//! | 401 | `unauthorized` | no token, or a token the server does not know |
-//! | 403 | `forbidden` | a `viewer` token on a write |
-//! | 404 | `not_found`, `unknown_tier`, `unknown_period`, `unknown_bracket`, `not_placed`, `expired` | nothing there |
-//! | 405 | `method_not_allowed` | a known path with another method |
-//! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `bracket_not_closed` | the league's state refuses it; nothing was written |
+//! | 408 | `body_timeout` | a write's body did not finish arriving within the request timeout; nothing was written |
+//! | 409 | `period_closed`, `period_open`, `not_joined`, `placed_later`, `bracket_not_closed`, `no_staging_clock`, `staging_mismatch` | the league's state refuses it; nothing was written |
 //! | 409 | `not_started`, `still_closing` | the same, but only for a moment: with `Retry-After` (seconds) and `retry_after_ms` |
-//! | 422 | `ttl_out_of_range` | a player token's `ttl` outside 60..=86400 seconds |
+//! | 413 | `payload_too_large`, `too_many_items` | the body is over the limit |
+//! | 422 | `ttl_out_of_range` | a player token's `ttl` outside 60 seconds to the server's maximum (`LEAGUEKIT_PLAYER_TOKEN_MAX_TTL`, default 86400) |
 //! | 422 | `limit_exceeded` | beyond a limit of the season's `[limits]` (`max_value`, `max_period_score`); nothing was written |
 //! | 429 | `rate_limited` | the player sent more updates than `limits.rate` allows; nothing was written: with `Retry-After` (seconds) and `retry_after_ms` |
-//! | 408 | `body_timeout` | a write's body did not finish arriving within the request timeout; nothing was written |
-//! | 413 | `payload_too_large`, `too_many_items` | the body is over the limit |
+//! | 429 | `too_many_streams` | the client (a player, whatever their tokens; a server, viewer or admin token) holds as many live streams as it may (`LEAGUEKIT_STREAMS_PER_TOKEN`): with `Retry-After` and `retry_after_ms` |
 //! | 500 | `internal` | a bug: please report it |
 //! | 503 | `store_unreachable` | the request never reached the store (Redis refused the connection, or did a moment ago); nothing was written: send it again after `Retry-After` (seconds; also `retry_after_ms`) |
 //! | 503 | `unknown` | the store failed after a write may have happened: a score update may be resent only with the same `request_id` and the same `at` (the answer's `at`), a reward claim with the same `request_id`; a join may simply be sent again |
 //! | 503 | `store_unavailable`, `timeout` | the store failed or was too slow (for a write: see `unknown`) |
 //! | 503 | `store_full` | Redis's memory is full (`maxmemory` under `noeviction`): it refused the write, nothing was written; reads keep working |
-//! | 503 | `too_many_streams`, `shutting_down` | the live standings are at their limit of streams; `/healthz` while the server stops |
+//! | 503 | `too_many_streams` | the server holds as many live streams as it may, all clients together (`LEAGUEKIT_STREAMS_MAX`): with `Retry-After` and `retry_after_ms` |
+//! | 503 | `shutting_down` | `/healthz` while the server stops |
 //!
 //! docs/http.md has the catalogue of every code with its meaning.
 //!
@@ -88,8 +84,8 @@ pub struct ErrorDetail {
     pub code: String,
     /// What was wrong and what to do.
     pub message: String,
-    /// For `not_started`, `still_closing` and `store_unreachable`: how long to wait,
-    /// in milliseconds.
+    /// For `not_started`, `still_closing`, `rate_limited`, `store_unreachable` and
+    /// `too_many_streams`: how long to wait, in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
     /// For `unknown` on a score update: the event time (RFC 3339) the update carried

@@ -324,7 +324,8 @@ pub enum ServeError {
     /// A token is not usable.
     #[error("{0}")]
     Token(#[from] TokenError),
-    /// The player token secret is too short.
+    /// A player token setting is refused: the secret is too short, or
+    /// `LEAGUEKIT_PLAYER_TOKEN_MAX_TTL` is out of range.
     #[error("{0}")]
     PlayerSecret(#[from] SecretError),
     /// A stream limit (`LEAGUEKIT_STREAMS_MAX`, `LEAGUEKIT_STREAMS_PER_TOKEN`) is refused.

@@ -17,8 +17,8 @@ use crate::rollover::{LastOutcome, RewardGrant};
 use super::error::{ApiError, ErrorDetail};
 pub(super) use super::extract::{Body, Items, P, Q, Required, parse_time, rfc3339};
 pub(super) use events::{
-    BracketStreamEvent, ErrorEvent, ErrorEventName, Event, EventType, LogEvent, PlayerEventsQuery,
-    PlayerStreamEvent, content_schemas,
+    BracketStreamEvent, EndEvent, EndEventName, ErrorEvent, ErrorEventName, Event, EventType,
+    LogEvent, PlayerEventsQuery, PlayerStreamEvent, StreamEnd, StreamEndReason, content_schemas,
 };
 pub(super) use periods::{
     BlockedBracketOut, ExportLine, PeriodOut, PeriodReportOut, PeriodsOut, TallyOut,

@@ -12,7 +12,10 @@
 //! Owns: the OpenAPI document's list of paths and schemas.
 //! Must not: describe anything by hand that the handlers' annotations can say.
 
+use std::sync::Arc;
+
 use axum::Json;
+use axum::extract::State;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::schema::{Schema, SchemaType, Type};
@@ -20,6 +23,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi, ToSchema};
 
+use super::App;
 use super::error::{ErrorBody, ErrorDetail};
 use super::model::{
     BatchItemIn, BlockedBracketOut, ClaimIn, ClaimOut, CohortCountOut, CountsOut, ExportLine,
@@ -28,8 +32,10 @@ use super::model::{
     SubmissionOut, SubmitIn, TallyOut, TierCountOut, TierOut, TopOut,
 };
 use super::model::{
-    BracketStreamEvent, ErrorEvent, ErrorEventName, Event, EventType, LogEvent, PlayerStreamEvent,
+    BracketStreamEvent, EndEvent, EndEventName, ErrorEvent, ErrorEventName, Event, EventType,
+    LogEvent, PlayerStreamEvent, StreamEnd, StreamEndReason,
 };
+use super::player_tokens::MAX_TTL_SECS;
 use super::routes::bans::{BanIn, BanOut, BansOut, UnbanIn, UnbanOut};
 use super::routes::clock::{ClockIn, ClockOut};
 use super::routes::resettle::{
@@ -40,6 +46,7 @@ use super::routes::{
     adjust, audit, bans, boards, clock, events, periods, players, resettle, scores, system, tokens,
     webhooks,
 };
+use crate::store::Store;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -70,9 +77,16 @@ use super::routes::{
                        log events). A log event is `event: <type>`, `id: <cursor>` and `data: \
                        <Event JSON>`; send the last id back as `Last-Event-ID` (or \
                        `?last_event_id=`) to resume without missing or repeating an event. A \
-                       browser's EventSource, which cannot send headers, may send the token as \
-                       `?access_token=` on these two streams only. Clients must accept event \
-                       types and fields they do not know."
+                       stream opened with a player token ends when that token expires or its \
+                       player is banned: its last event is `event: end` (no id; data a \
+                       `StreamEnd`, `{\"reason\": \"token_expired\" or \"banned\", \
+                       \"message\"}`), then the body ends; do not reconnect with the same \
+                       token. Opening a stream is refused with 429 `too_many_streams` when the \
+                       client holds as many as it may, 503 `too_many_streams` when the server \
+                       does (both with `Retry-After`). A browser's EventSource, which cannot \
+                       send headers, may send the token as `?access_token=` on these two \
+                       streams only. Clients must accept event types, end reasons and fields \
+                       they do not know."
     ),
     servers((url = "/", description = "The server that serves this document")),
     paths(
@@ -118,8 +132,9 @@ use super::routes::{
         audit::AuditOut, audit::AuditEntryOut, ClockIn, ClockOut, BanIn, UnbanIn, BanOut,
         UnbanOut, BansOut, ResettleIn, ResettleOut, PlayerCorrectionOut, OutcomeSummaryOut,
         TierCreditOut, adjust::AdjustIn, adjust::AdjustOut, TokenIn, TokenOut, Event, EventType,
-        LogEvent, ErrorEvent, ErrorEventName, PlayerStreamEvent, BracketStreamEvent,
-        webhooks::DeadLetterOut, webhooks::DeadLettersOut, webhooks::ReplayIn, webhooks::ReplayOut
+        LogEvent, ErrorEvent, ErrorEventName, EndEvent, EndEventName, StreamEnd, StreamEndReason,
+        PlayerStreamEvent, BracketStreamEvent, webhooks::DeadLetterOut, webhooks::DeadLettersOut,
+        webhooks::ReplayIn, webhooks::ReplayOut
     )),
     modifiers(&Bearer, &Answers, &ContentSchemas),
     tags(
@@ -463,9 +478,10 @@ impl Modify for Answers {
                                             .minimum(Some(1)),
                                     )
                                     .description(Some(
-                                        "With not_started, still_closing, rate_limited and store_unreachable: \
-                                     whole seconds to wait before sending the same request \
-                                     again (also `retry_after_ms` in the body)",
+                                        "With not_started, still_closing, rate_limited, store_unreachable and \
+                                     too_many_streams: whole seconds to wait before sending \
+                                     the same request again (also `retry_after_ms` in the \
+                                     body)",
                                     ))
                                     .build()
                             });
@@ -532,9 +548,50 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
 }
 
-/// `GET /openapi.json`.
-pub(super) async fn json() -> Json<utoipa::openapi::OpenApi> {
-    Json(openapi())
+/// `GET /openapi.json`: the document, with this server's longest player token
+/// lifetime as the `maximum` of the mint route's `ttl`.
+pub(super) async fn json<S: Store>(
+    State(app): State<Arc<App<S>>>,
+) -> Json<utoipa::openapi::OpenApi> {
+    let mut doc = openapi();
+    if let Some(keys) = app.players.as_ref() {
+        max_ttl(&mut doc, keys.max_ttl());
+    }
+    Json(doc)
+}
+
+/// Sets the `maximum` of the mint route's `ttl` (its query parameter and its body's
+/// field) to `secs`.
+fn max_ttl(doc: &mut utoipa::openapi::OpenApi, secs: u64) {
+    if secs == MAX_TTL_SECS {
+        return;
+    }
+    let Ok(secs) = usize::try_from(secs) else {
+        return;
+    };
+    let set = |schema: Option<&mut RefOr<Schema>>| {
+        if let Some(RefOr::T(Schema::Object(o))) = schema {
+            o.maximum = Some(utoipa::Number::UInt(secs));
+        }
+    };
+    if let Some(RefOr::T(Schema::Object(body))) = doc
+        .components
+        .as_mut()
+        .and_then(|c| c.schemas.get_mut("TokenIn"))
+    {
+        set(body.properties.get_mut("ttl"));
+    }
+    let query = doc
+        .paths
+        .paths
+        .get_mut("/v1/players/{player}/token")
+        .and_then(|item| item.post.as_mut())
+        .and_then(|op| op.parameters.as_mut());
+    for p in query.into_iter().flatten() {
+        if p.name == "ttl" {
+            set(p.schema.as_mut());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -599,6 +656,56 @@ mod tests {
                 schemes.contains(&"player".to_owned()),
                 "{path}: {schemes:?}"
             );
+            for status in ["400", "401", "403", "404", "429", "503"] {
+                assert!(get["responses"][status].is_object(), "{path} {status}");
+            }
+            assert!(
+                get["responses"]["429"]["headers"]["Retry-After"].is_object(),
+                "{path}"
+            );
         }
+        // The `end` event: a member of both streams' events, its data a `StreamEnd`.
+        for stream in ["PlayerStreamEvent", "BracketStreamEvent"] {
+            assert!(
+                schemas[stream]["oneOf"]
+                    .as_array()
+                    .expect("oneOf")
+                    .contains(&serde_json::json!({"$ref": "#/components/schemas/EndEvent"})),
+                "{stream}"
+            );
+        }
+        assert_eq!(
+            schemas["EndEvent"]["properties"]["data"]["contentSchema"]["$ref"],
+            "#/components/schemas/StreamEnd"
+        );
+        assert_eq!(
+            schemas["StreamEndReason"]["enum"],
+            serde_json::json!(["token_expired", "banned"])
+        );
+    }
+
+    #[test]
+    fn the_mint_routes_ttl_goes_up_to_the_servers_maximum() {
+        let ttl_maxima = |doc: utoipa::openapi::OpenApi| {
+            let doc = serde_json::to_value(doc).expect("document as JSON");
+            let body =
+                doc["components"]["schemas"]["TokenIn"]["properties"]["ttl"]["maximum"].clone();
+            let query = doc["paths"]["/v1/players/{player}/token"]["post"]["parameters"]
+                .as_array()
+                .expect("parameters")
+                .iter()
+                .find(|p| p["name"] == "ttl")
+                .map(|p| p["schema"]["maximum"].clone());
+            (body, query)
+        };
+        let default = serde_json::json!(86400);
+        assert_eq!(
+            ttl_maxima(super::openapi()),
+            (default.clone(), Some(default))
+        );
+        let mut doc = super::openapi();
+        super::max_ttl(&mut doc, 3600);
+        let hour = serde_json::json!(3600);
+        assert_eq!(ttl_maxima(doc), (hour.clone(), Some(hour)));
     }
 }

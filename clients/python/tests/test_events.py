@@ -32,6 +32,7 @@ from leaguekit_client import (
     PeriodClosed,
     PlayerPlaced,
     RewardGranted,
+    StreamEnded,
     StreamItem,
     parse_event_json,
     verify_standard_webhook,
@@ -143,6 +144,35 @@ def test_a_player_stream_across_a_rollover_resumed_after_a_disconnect(
     assert any(isinstance(e, RewardGranted) and e.player == ana for e in after)
 
 
+def test_a_banned_players_stream_ends_with_the_reason(
+    server: Server, game: LeagueClient, ops: LeagueClient
+) -> None:
+    eve = f"eve-{uuid.uuid4().hex[:8]}"
+    game.submit(eve, 5)
+    token = game.mint_token(eve)["token"]
+
+    with LeagueClient(server.url, token) as client:
+        stream = client.player_events(eve)
+        reading = collect(stream)
+        seen = events_until(reading, lambda e: isinstance(e, PlayerPlaced))
+        ops.ban(eve, reason="stream end test")
+        # The server ends the stream: its last item says why, then the iteration ends.
+        last = reading.get(timeout=10)
+        assert isinstance(last, StreamEnded), last
+        assert last.reason == "banned" and eve in last.message
+        ended(reading)
+        assert stream.ended == last and stream.last_event_id == seen[-1].cursor
+
+        # While the ban holds: no stream with the player's token, and no new token.
+        with pytest.raises(LeagueError) as e:
+            next(client.player_events(eve))
+        assert (e.value.status, e.value.code) == (403, "banned")
+    with pytest.raises(LeagueError) as e:
+        game.mint_token(eve)
+    assert (e.value.status, e.value.code) == (403, "banned")
+    ops.unban(eve, reason="stream end test")
+
+
 Delivery = tuple[dict[str, str], bytes]
 
 
@@ -244,6 +274,18 @@ def test_a_dead_letter_is_listed_and_replayed(
         if not letters:
             time.sleep(0.2)
     (letter,) = letters
+    # Listed a page at a time too: each page within its limit, the letter on one.
+    paged: list[tuple[str, str]] = []
+    after: str | None = None
+    for _ in range(1000):
+        page = ops.dead_letters(limit=1, after=after)
+        assert len(page["dead"]) <= 1
+        paged += [(d["id"], d["url"]) for d in page["dead"]]
+        after = page["next"]
+        if after is None:
+            break
+    assert after is None, "the pages of dead letters never end"
+    assert (letter["id"], letter["url"]) in paged and len(set(paged)) == len(paged)
     placed = parse_event_json(letter["event"])
     assert isinstance(placed, PlayerPlaced) and placed.id == letter["id"]
     assert letter["url"] == os.environ["LEAGUEKIT_WEBHOOK_URLS"]

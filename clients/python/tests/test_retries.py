@@ -221,11 +221,23 @@ def test_dead_letters_are_listed_with_retries_and_a_replay_is_never_resent() -> 
         "at": "2026-01-01T00:00:00Z",
         "replay": False,
     }
-    script = Script(error(503, "store_unavailable"), httpx.Response(200, json={"dead": [letter]}))
+    script = Script(error(503, "store_unavailable"), httpx.Response(200, json={"dead": [letter], "next": None}))
     sleeps: list[float] = []
     with client(script, sleeps) as c:
-        assert c.dead_letters()["dead"] == [letter]
+        page = c.dead_letters()
+        assert page["dead"] == [letter] and page["next"] is None
     assert [(r.method, r.url.path) for r in script.requests] == [("GET", "/v1/webhooks/dead")] * 2
+
+    # Paged: `limit`, and `after` the `next` of the page before.
+    script = Script(
+        httpx.Response(200, json={"dead": [letter], "next": "cursor-1"}),
+        httpx.Response(200, json={"dead": [], "next": None}),
+    )
+    with client(script, sleeps) as c:
+        first = c.dead_letters(limit=1)
+        assert first["next"] == "cursor-1"
+        assert c.dead_letters(limit=1, after=first["next"]) == {"dead": [], "next": None}
+    assert [r.url.query for r in script.requests] == [b"limit=1", b"limit=1&after=cursor-1"]
 
     script = Script(
         httpx.Response(200, json={"marked": 1, "dead": [{**letter, "replay": True}]}),

@@ -21,9 +21,13 @@ from leaguekit_client import (
     RewardClaimed,
     Standings,
     StreamDisconnected,
+    StreamEnded,
     StreamError,
+    StreamItem,
 )
 from leaguekit_client._sse import SSEDecoder
+from leaguekit_client._stream import stream_item
+from leaguekit_client.events import stream_end
 
 
 def event_json(n: int, kind: str = "player.placed", data: dict[str, object] | None = None) -> str:
@@ -268,3 +272,65 @@ def test_an_async_stream_closed_from_another_task_ends_its_iteration() -> None:
 
     got = asyncio.run(main())
     assert len(got) == 1 and len(requests) == 1
+
+
+def test_an_end_event_is_read_as_stream_ended() -> None:
+    d = SSEDecoder()
+    (msg,) = d.feed(b'event: end\ndata: {"reason": "banned", "message": "banned until 2026-02-01"}\n\n')
+    assert stream_item(msg) == StreamEnded("banned", "banned until 2026-02-01")
+    assert msg.id is None  # no id: the cursor stays the last event's
+    # Data that is not the expected object still ends the stream.
+    assert stream_end("gone") == StreamEnded("unknown", "gone")
+    assert stream_end('{"reason": 7}') == StreamEnded("unknown", '{"reason": 7}')
+    assert stream_end('{"reason": "maintenance", "message": "m", "x": 1}') == StreamEnded("maintenance", "m")
+
+
+def test_an_end_event_is_the_last_item_and_closes_the_connection() -> None:
+    requests: list[httpx.Request] = []
+    body = Hanging(
+        sse("player.placed", event_json(1), "c1")
+        + sse("end", json.dumps({"reason": "token_expired", "message": "the token expired"}))
+        + sse("player.placed", event_json(2), "c2")  # after the end: never read
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    with LeagueClient("http://league.test", "t", transport=httpx.MockTransport(handler)) as c:
+        with c.player_events("ana") as stream:
+            items = list(stream)  # ends by itself: the body would otherwise hang
+            assert body.released.is_set(), "the connection is closed"
+            with pytest.raises(StopIteration):
+                next(stream)
+    assert isinstance(items[0], PlayerPlaced) and items[0].cursor == "c1"
+    assert items[1:] == [StreamEnded("token_expired", "the token expired")]
+    assert stream.ended == StreamEnded("token_expired", "the token expired")
+    assert stream.last_event_id == "c1"
+    assert len(requests) == 1  # ended, not reconnected
+
+
+def test_an_async_stream_ends_at_its_end_event() -> None:
+    requests: list[httpx.Request] = []
+
+    async def main() -> tuple[list[StreamItem], AsyncHanging, StreamEnded | None]:
+        body = AsyncHanging(
+            sse("standings", json.dumps({"period": 45, "tier": "bronze", "bracket": 1, "players": 0, "entries": []}))
+            + sse("end", json.dumps({"reason": "banned", "message": "banned"}))
+        )
+
+        async def handler(request: httpx.Request) -> httpx.Response:
+            requests.append(request)
+            return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+        async with AsyncLeagueClient(
+            "http://league.test", "t", transport=httpx.MockTransport(handler)
+        ) as c:
+            async with c.bracket_events("bronze", 1) as stream:
+                got = [item async for item in stream]
+            return got, body, stream.ended
+
+    got, body, ended = asyncio.run(asyncio.wait_for(main(), 5))
+    assert isinstance(got[0], Standings)
+    assert got[1:] == [StreamEnded("banned", "banned")] and ended == got[1]
+    assert body.released.is_set() and len(requests) == 1

@@ -428,9 +428,13 @@ export class LeagueClient {
         );
     }
 
-    /** `GET /v1/webhooks/dead`: webhook deliveries given up after every attempt, per URL. */
-    deadLetters(options?: CallOptions): Promise<Answer<"dead">> {
-        return this.#json<"dead">({ method: "GET", route: "/v1/webhooks/dead", safety: "read" }, options);
+    /**
+     * `GET /v1/webhooks/dead`: webhook deliveries given up after every attempt, per URL,
+     * oldest first, a page at a time: `limit` letters (1-1000, default 100) from after
+     * `after` (the `next` of the page before); `next` is null on the last page.
+     */
+    deadLetters(query?: Query<"dead">, options?: CallOptions): Promise<Answer<"dead">> {
+        return this.#json<"dead">({ method: "GET", route: "/v1/webhooks/dead", query, safety: "read" }, options);
     }
 
     /**
@@ -451,7 +455,9 @@ export class LeagueClient {
      * `GET /v1/players/{player}/events`: the player's events as they happen, across
      * periods. Reconnects after a drop with the last event's cursor, so none is missed;
      * `lastEventId` resumes a stream read before (an event's `cursor`). Stop it with
-     * `signal` or `break`.
+     * `signal` or `break`. When the server ends the stream (`event: end`: the player
+     * token expired, or the player was banned) it throws `StreamEndedError`, with the
+     * reason and the cursor to resume from.
      */
     playerEvents(player: string, options?: StreamOptions): AsyncGenerator<StreamedEvent> {
         return onlyEvents(
@@ -461,8 +467,8 @@ export class LeagueClient {
 
     /**
      * `GET /v1/tiers/{tier}/brackets/{bracket}/events`: the bracket's events and
-     * `standings` snapshots (`kind: "standings"`) as they happen, resumed like
-     * `playerEvents`.
+     * `standings` snapshots (`kind: "standings"`) as they happen, resumed and ended
+     * like `playerEvents`.
      */
     bracketEvents(tier: string, bracket: number, options?: BracketStreamOptions): AsyncGenerator<StreamItem> {
         const query = { period: options?.period, cohort: options?.cohort, limit: options?.limit };

@@ -9,7 +9,7 @@ export type ErrorCode = components["schemas"]["ErrorCode"];
  * `"unexpected_response"` when the body is not one, such as a proxy's page).
  */
 export class LeagueError extends Error {
-    override readonly name = "LeagueError";
+    override readonly name: string = "LeagueError";
     readonly status: number;
     readonly code: ErrorCode | "unexpected_response";
     /** How long the server asked to wait before sending again (`retry_after_ms` or Retry-After). */
@@ -59,5 +59,37 @@ export class LeagueConnectionError extends Error {
         super(`${route}: no answer: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
         this.route = route;
         this.requestId = requestId;
+    }
+}
+
+/** Why the server ended a live stream (`event: end`); later servers may add reasons. */
+export type StreamEndReason = components["schemas"]["StreamEndReason"];
+
+/**
+ * The server ended a live stream with `event: end`: the player token it was opened
+ * with expired (`reason` `"token_expired"`) or its player was banned (`"banned"`). The
+ * stream's iterator throws it once the events before it are read, and does not
+ * reconnect: with the same token the server would refuse (401 `token_expired`, 403
+ * `banned`). After `token_expired`, open the stream again with a new player token and
+ * `lastEventId` (nothing is missed). A `LeagueError` with `status` 200 and `code` the
+ * reason (`"unexpected_response"` for a reason this version does not know; `reason`
+ * has it as sent).
+ */
+export class StreamEndedError extends LeagueError {
+    override readonly name: string = "StreamEndedError";
+    /** The `reason` the server gave, as sent. */
+    readonly reason: StreamEndReason | (string & {});
+    /** The cursor of the last event read: resume after it (`lastEventId`). */
+    readonly lastEventId: string | undefined;
+
+    constructor(init: { reason: string; message: string; route: string; lastEventId: string | undefined }) {
+        super({
+            status: 200,
+            code: init.reason === "token_expired" || init.reason === "banned" ? init.reason : "unexpected_response",
+            message: init.message,
+            route: init.route,
+        });
+        this.reason = init.reason;
+        this.lastEventId = init.lastEventId;
     }
 }

@@ -291,7 +291,12 @@ export interface paths {
          *     id the stream starts from the oldest event kept (`[events] keep`). An `event:
          *     error` (no id) says the store failed a read; the stream goes on. A player token
          *     reads its own player's stream only; a browser's `EventSource` may send its token as
-         *     `?access_token=`. Needs `[events]` in the season (else 404 `events_disabled`).
+         *     `?access_token=`. A stream opened with a player token ends when that token expires
+         *     or its player is banned: an `event: end` (no id, `data`: a `StreamEnd`,
+         *     `{"reason": "token_expired" | "banned", "message"}`), then the body ends. Each
+         *     client holds a bounded number of streams (429 `too_many_streams` over it), and so
+         *     does the server (503 `too_many_streams`). Needs `[events]` in the season (else 404
+         *     `events_disabled`).
          */
         get: operations["player_events"];
         put?: never;
@@ -426,8 +431,9 @@ export interface paths {
          *     client reads only its own player (view, around, rewards), the season, and its own
          *     bracket's standings and live standings in the running period. Needs a server or
          *     admin token, and `LEAGUEKIT_PLAYER_TOKEN_SECRET` on the server (else 404
-         *     `player_tokens_disabled`). docs/http.md, "Player tokens", has the claims, to mint
-         *     tokens in the game server's own code instead.
+         *     `player_tokens_disabled`). A banned player gets no token while the ban holds (403
+         *     `banned`). docs/http.md, "Player tokens", has the claims, to mint tokens in the
+         *     game server's own code instead.
          */
         post: operations["mint"];
         delete?: never;
@@ -540,6 +546,12 @@ export interface paths {
          *     of the running period and the one before (whose close comes after the boundary).
          *     `standings` and `error` events have no id. A browser's `EventSource` may send its
          *     token as `?access_token=`.
+         *
+         *     A stream opened with a player token ends when that token expires or its player is
+         *     banned: an `event: end` (no id, `data`: a `StreamEnd`, `{"reason": "token_expired" |
+         *     "banned", "message"}`), then the body ends. Each client holds a bounded number of
+         *     streams (429 `too_many_streams` over it), and so does the server (503
+         *     `too_many_streams`).
          */
         get: operations["events"];
         put?: never;
@@ -580,8 +592,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The webhook dead letters: events given up after every attempt, per URL. Admin
-         *     tokens only.
+         * The webhook dead letters: events given up after every attempt, per URL, in the
+         *     order they were recorded, a page at a time. Admin tokens only.
          */
         get: operations["dead"];
         put?: never;
@@ -656,7 +668,10 @@ export interface components {
             action: string;
             /** @description Who: the admin token's name, or `cli:<user>`. */
             actor: string;
-            /** @description When, by the league clock (RFC 3339). */
+            /**
+             * @description When, by the league clock (RFC 3339): ahead of `recorded_at` on a staging
+             *     league whose clock was moved.
+             */
             at: string;
             /** @description The action's particulars. */
             details: Record<string, never>;
@@ -666,6 +681,11 @@ export interface components {
             player?: string | null;
             /** @description Why, as the operator said. */
             reason?: string | null;
+            /**
+             * @description When it was recorded, by the real clock (RFC 3339); the log keeps an entry
+             *     `[audit] keep` (400 days) by this clock.
+             */
+            recorded_at: string;
         };
         /** @description The audit log's entries, oldest first. */
         AuditOut: {
@@ -786,9 +806,10 @@ export interface components {
         };
         /**
          * @description One server-sent event of a bracket's stream: a `standings` snapshot (no `id`), an
-         *     `error` (no `id`), or with `[events]` a log event of the bracket (with its `id`).
+         *     `error` (no `id`), with `[events]` a log event of the bracket (with its `id`), or,
+         *     on a stream opened with a player token, its `end` (no `id`).
          */
-        BracketStreamEvent: components["schemas"]["StandingsEvent"] | components["schemas"]["LogEvent"];
+        BracketStreamEvent: components["schemas"]["StandingsEvent"] | components["schemas"]["LogEvent"] | components["schemas"]["EndEvent"];
         /** @description Body of a claim (optional). */
         ClaimIn: {
             /** @description Makes the claim idempotent: a repeat returns the same grants. 1-128 bytes. */
@@ -864,10 +885,12 @@ export interface components {
             /** @description The URL it failed at. */
             url: string;
         };
-        /** @description The dead letters. */
+        /** @description A page of dead letters. */
         DeadLettersOut: {
-            /** @description By event id, then URL (at most 1000). */
+            /** @description In the order they were recorded, oldest first. */
             dead: components["schemas"]["DeadLetterOut"][];
+            /** @description Give it as `after` for the next page; null on the last page. */
+            next: string | null;
         };
         /**
          * @description `applied` (the update changed the score) or `duplicate` (its request id had been
@@ -875,6 +898,22 @@ export interface components {
          * @enum {string}
          */
         DoneStatus: "applied" | "duplicate";
+        /**
+         * @description A stream's `event: end` (no `id`), the last event of a stream opened with a player
+         *     token: the server ends the stream when that token expires or its player is banned,
+         *     and the body ends after it. Do not reconnect as after a drop: with the same token
+         *     the stream is refused (401 `token_expired`, 403 `banned`).
+         */
+        EndEvent: {
+            /** @description JSON: a `StreamEnd` (`{"reason", "message"}`). */
+            data: string;
+            event: components["schemas"]["EndEventName"];
+        };
+        /**
+         * @description The name of a stream's end event.
+         * @enum {string}
+         */
+        EndEventName: "end";
         /** @description The JSON body of an error. */
         ErrorBody: {
             /** @description The error. */
@@ -885,7 +924,7 @@ export interface components {
          *     client should treat a code it does not know by its HTTP status.
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "invalid_player" | "invalid_request_id" | "score_out_of_range" | "invalid_time" | "before_season" | "outside_calendar" | "future_time" | "unknown_profile_field" | "profile_too_large" | "bad_bracket" | "bad_limit" | "ban_in_past" | "bad_request" | "unauthorized" | "forbidden" | "banned" | "not_found" | "unknown_tier" | "unknown_period" | "unknown_player" | "not_placed" | "expired" | "method_not_allowed" | "body_timeout" | "period_closed" | "period_open" | "not_joined" | "placed_later" | "not_started" | "still_closing" | "payload_too_large" | "too_many_items" | "internal" | "store_unreachable" | "unknown" | "store_unavailable" | "timeout" | "store_full" | "too_many_streams" | "shutting_down" | "unknown_cohort" | "clock_not_forward" | "no_staging_clock" | "unknown_bracket" | "bracket_not_closed" | "no_exclusions" | "not_in_bracket" | "excludes_everyone" | "limit_exceeded" | "rate_limited" | "token_expired" | "player_tokens_disabled" | "ttl_out_of_range" | "invalid_event_id" | "events_disabled";
+        ErrorCode: "invalid_json" | "invalid_player" | "invalid_request_id" | "score_out_of_range" | "invalid_time" | "before_season" | "outside_calendar" | "future_time" | "unknown_profile_field" | "profile_too_large" | "bad_bracket" | "bad_limit" | "ban_in_past" | "bad_request" | "unauthorized" | "forbidden" | "banned" | "not_found" | "unknown_tier" | "unknown_period" | "unknown_player" | "not_placed" | "expired" | "method_not_allowed" | "body_timeout" | "period_closed" | "period_open" | "not_joined" | "placed_later" | "not_started" | "still_closing" | "payload_too_large" | "too_many_items" | "internal" | "store_unreachable" | "unknown" | "store_unavailable" | "timeout" | "store_full" | "too_many_streams" | "shutting_down" | "unknown_cohort" | "clock_not_forward" | "clock_too_far" | "no_staging_clock" | "staging_mismatch" | "unknown_bracket" | "bracket_not_closed" | "no_exclusions" | "not_in_bracket" | "excludes_everyone" | "limit_exceeded" | "rate_limited" | "token_expired" | "player_tokens_disabled" | "ttl_out_of_range" | "invalid_event_id" | "events_disabled";
         /** @description The `error` object. */
         ErrorDetail: {
             /**
@@ -901,8 +940,8 @@ export interface components {
             message: string;
             /**
              * Format: int64
-             * @description For `not_started`, `still_closing` and `store_unreachable`: how long to wait,
-             *     in milliseconds.
+             * @description For `not_started`, `still_closing`, `rate_limited`, `store_unreachable` and
+             *     `too_many_streams`: how long to wait, in milliseconds.
              */
             retry_after_ms?: number | null;
         };
@@ -1178,8 +1217,8 @@ export interface components {
             /** @description The tier they are placed in, or would join next. */
             tier: string;
         };
-        /** @description One server-sent event of a player's stream: a log event, or an error. */
-        PlayerStreamEvent: components["schemas"]["LogEvent"] | components["schemas"]["ErrorEvent"];
+        /** @description One server-sent event of a player's stream: a log event, an error, or the end. */
+        PlayerStreamEvent: components["schemas"]["LogEvent"] | components["schemas"]["ErrorEvent"] | components["schemas"]["EndEvent"];
         /** @description A player's profile. */
         ProfileOut: {
             player: string;
@@ -1198,7 +1237,7 @@ export interface components {
         };
         /** @description The letters marked for replay. */
         ReplayOut: {
-            /** @description The letters marked. */
+            /** @description The letters marked (the first 1000). */
             dead: components["schemas"]["DeadLetterOut"][];
             /**
              * Format: int64
@@ -1352,6 +1391,21 @@ export interface components {
             players: number;
             tier: string;
         };
+        /** @description The `data` of a stream's `event: end`. */
+        StreamEnd: {
+            /** @description What happened and what to do, for people. */
+            message: string;
+            /** @description Why the stream ended. */
+            reason: components["schemas"]["StreamEndReason"];
+        };
+        /**
+         * @description Why the server ended a stream: `token_expired` (the player token it was opened
+         *     with expired: mint a new one and open the stream again with the last id received)
+         *     or `banned` (the player was banned). Clients must accept reasons this list does not
+         *     have yet, and treat them as an end all the same.
+         * @enum {string}
+         */
+        StreamEndReason: "token_expired" | "banned";
         /** @description The answer to a score update. */
         SubmissionOut: {
             /** @description False when the request id had been seen: nothing changed. */
@@ -1465,8 +1519,9 @@ export interface components {
         TokenIn: {
             /**
              * Format: int64
-             * @description How long the token lasts, in seconds: 60-86400 (default 900). Wins over the
-             *     query's `ttl`.
+             * @description How long the token lasts, in seconds: from 60 to the server's maximum
+             *     (`LEAGUEKIT_PLAYER_TOKEN_MAX_TTL`, default 86400; this document's `maximum`);
+             *     default 900, or the maximum if lower. Wins over the query's `ttl`.
              */
             ttl?: number | null;
         };
@@ -1565,7 +1620,7 @@ export interface operations {
             /** @description store_unavailable */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1613,7 +1668,7 @@ export interface operations {
             /** @description The store failed or was too slow (timeout; for a write, unknown) */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1628,7 +1683,10 @@ export interface operations {
             query?: {
                 /** @description Only actions about this player. */
                 player?: string;
-                /** @description Only actions at or after this time (RFC 3339). */
+                /**
+                 * @description Only actions recorded at or after this time (RFC 3339, the real clock:
+                 *     `recorded_at`).
+                 */
                 since?: string;
                 /** @description At most this many entries, 1-1000 (default 1000). */
                 limit?: number;
@@ -1673,7 +1731,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1719,7 +1777,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1765,7 +1823,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1834,7 +1892,7 @@ export interface operations {
             /** @description no_staging_clock: the season has no `[clock] travel = true`; nothing was written */
             409: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1853,7 +1911,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1913,7 +1971,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1961,7 +2019,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2021,7 +2079,7 @@ export interface operations {
             /** @description period_open: not closed yet */
             409: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2031,7 +2089,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2116,7 +2174,7 @@ export interface operations {
             /** @description bracket_not_closed */
             409: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2135,7 +2193,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2204,7 +2262,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2285,7 +2343,7 @@ export interface operations {
             /** @description period_closed; not_started with Retry-After */
             409: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2305,7 +2363,7 @@ export interface operations {
             /** @description store_unreachable (nothing was written; Retry-After), unknown (send it again: an adjustment is answered once), or store_unavailable */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2376,7 +2434,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2466,7 +2524,7 @@ export interface operations {
             /** @description store_unreachable, store_unavailable, or unknown (send the ban again: it is idempotent) */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2502,7 +2560,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-sent events: the player's log events (`event: <type>`, `id`, `data`: an Event), and `event: error` (no id, `data`: an ErrorBody) while the store fails */
+            /** @description Server-sent events: the player's log events (`event: <type>`, `id`, `data`: an Event), `event: error` (no id, `data`: an ErrorBody) while the store fails, and on a stream opened with a player token a last `event: end` (no id, `data`: a StreamEnd, reason `token_expired` or `banned`) before the body ends */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2520,6 +2578,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description unauthorized: no token, or one the server does not know; token_expired: a player token past its exp */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2528,7 +2587,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description forbidden: a player token for another player, or another bracket or period than its own */
+            /** @description forbidden: a player token of another player; banned: a player token of a banned player (while the ban holds) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2546,10 +2605,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description too_many_streams */
+            /** @description too_many_streams: this client (a player, whatever their tokens; or this token) already holds as many live streams as it may (LEAGUEKIT_STREAMS_PER_TOKEN): close one, or wait Retry-After */
+            429: {
+                headers: {
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description too_many_streams: the server holds as many live streams as it may (LEAGUEKIT_STREAMS_MAX): try again after Retry-After, or another server; store_unavailable, timeout: the store failed or was too slow */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2622,7 +2692,7 @@ export interface operations {
             /** @description period_closed, not_started, still_closing (with Retry-After) */
             409: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2642,7 +2712,7 @@ export interface operations {
             /** @description store_unreachable (nothing was written; Retry-After), store_unavailable, or unknown (send the join again) */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2690,7 +2760,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2772,7 +2842,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2854,7 +2924,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2911,7 +2981,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2991,7 +3061,7 @@ export interface operations {
             /** @description store_unreachable (nothing was written; Retry-After), store_unavailable, or unknown: resend only with the same request_id */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3063,7 +3133,7 @@ export interface operations {
             /** @description period_closed, not_joined; not_started and still_closing with Retry-After */
             409: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3091,7 +3161,7 @@ export interface operations {
             /** @description rate_limited: more updates than the season's limits.rate allows; nothing was written; Retry-After */
             429: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3102,7 +3172,7 @@ export interface operations {
             /** @description store_unreachable (nothing was written; Retry-After), unknown (resend only with the same request_id and the error's at), or store_unavailable */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3115,7 +3185,11 @@ export interface operations {
     mint: {
         parameters: {
             query?: {
-                /** @description How long the token lasts, in seconds: 60-86400 (default 900). */
+                /**
+                 * @description How long the token lasts, in seconds: from 60 to the server's maximum
+                 *     (`LEAGUEKIT_PLAYER_TOKEN_MAX_TTL`, default 86400; this document's `maximum`);
+                 *     default 900, or the maximum if lower.
+                 */
                 ttl?: number;
             };
             header?: never;
@@ -3157,7 +3231,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description forbidden: a viewer or player token */
+            /** @description forbidden: a viewer or player token; banned: the player is banned (no token while the ban holds) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3193,7 +3267,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description ttl_out_of_range: ttl is not within 60-86400 seconds */
+            /** @description ttl_out_of_range: ttl is not from 60 seconds to the server's maximum (LEAGUEKIT_PLAYER_TOKEN_MAX_TTL, default 86400) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3205,7 +3279,7 @@ export interface operations {
             /** @description The store failed or was too slow (timeout; for a write, unknown) */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3296,7 +3370,7 @@ export interface operations {
             /** @description store_unreachable, store_unavailable, or unknown (send it again: it is idempotent) */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3373,7 +3447,7 @@ export interface operations {
             /** @description unknown: the request timed out after its body came; resend only with the same request_ids */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3420,7 +3494,7 @@ export interface operations {
             /** @description The store failed or was too slow (timeout; for a write, unknown) */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3501,7 +3575,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3546,7 +3620,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-sent events: `event: standings` whose `data` is a StandingsOut, `event: error` whose `data` is an ErrorBody, and with `[events]` the bracket's log events (`event: <type>`, `id`, `data`: an Event) */
+            /** @description Server-sent events: `event: standings` whose `data` is a StandingsOut, `event: error` whose `data` is an ErrorBody, with `[events]` the bracket's log events (`event: <type>`, `id`, `data`: an Event), and on a stream opened with a player token a last `event: end` (no id, `data`: a StreamEnd, reason `token_expired` or `banned`) before the body ends */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3564,6 +3638,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description unauthorized: no token, or one the server does not know; token_expired: a player token past its exp */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3572,7 +3647,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description forbidden: a player token for another player, or another bracket or period than its own */
+            /** @description forbidden: a player token for another bracket or period than its own; banned: a player token of a banned player (while the ban holds) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3581,6 +3656,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description unknown_tier, unknown_period */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3589,10 +3665,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description too_many_streams */
+            /** @description too_many_streams: this client (a player, whatever their tokens; or this token) already holds as many live streams as it may (LEAGUEKIT_STREAMS_PER_TOKEN): close one, or wait Retry-After */
+            429: {
+                headers: {
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description too_many_streams: the server holds as many live streams as it may (LEAGUEKIT_STREAMS_MAX): try again after Retry-After, or another server; store_unavailable, timeout: the store failed or was too slow */
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3663,7 +3750,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3675,7 +3762,12 @@ export interface operations {
     };
     dead: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The `next` of the page before: list the letters recorded after it. */
+                after?: string;
+                /** @description At most this many letters, 1-1000 (default 100). */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3688,6 +3780,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeadLettersOut"];
+                };
+            };
+            /** @description bad_request: an `after` that is no page cursor, or a `limit` outside 1-1000 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             401: {
@@ -3709,7 +3810,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3786,7 +3887,7 @@ export interface operations {
             };
             503: {
                 headers: {
-                    /** @description With not_started, still_closing, rate_limited and store_unreachable: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
+                    /** @description With not_started, still_closing, rate_limited, store_unreachable and too_many_streams: whole seconds to wait before sending the same request again (also `retry_after_ms` in the body) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };

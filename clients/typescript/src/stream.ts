@@ -1,7 +1,8 @@
 // Following a server-sent event stream: parse with eventsource-parser, skip
-// keep-alives, reconnect after a drop with Last-Event-ID so that nothing is missed.
+// keep-alives, reconnect after a drop with Last-Event-ID so that nothing is missed,
+// and stop at the server's `event: end`.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { LeagueError } from "./errors.js";
+import { LeagueError, StreamEndedError } from "./errors.js";
 import { parseEvent, type StreamItem } from "./events.js";
 import { backoff } from "./retry.js";
 import { send, type QueryValue, type Transport } from "./transport.js";
@@ -37,12 +38,42 @@ interface Target {
 /** A connection that lasted this long was healthy: the next drop reconnects at once. */
 const HEALTHY_MS = 30_000;
 
+/** The server's `event: end`: why it ended the stream. */
+export interface StreamEnd {
+    reason: string;
+    message: string;
+}
+
 interface Queued {
-    item: StreamItem | undefined;
+    item: StreamItem | StreamEnd | undefined;
     id: string | undefined;
 }
 
-function toItem(message: EventSourceMessage, route: string, onError: StreamOptions["onError"]): StreamItem | undefined {
+/** The data of an `event: end` (`{"reason", "message"}`), read leniently. */
+export function parseEnd(data: string): StreamEnd {
+    let body: unknown;
+    try {
+        body = JSON.parse(data);
+    } catch {
+        body = undefined;
+    }
+    const fields = typeof body === "object" && body !== null ? (body as Record<string, unknown>) : {};
+    const reason = fields["reason"];
+    const message = fields["message"];
+    return {
+        reason: typeof reason === "string" && reason !== "" ? reason : "unknown",
+        message: typeof message === "string" ? message : data,
+    };
+}
+
+function toItem(
+    message: EventSourceMessage,
+    route: string,
+    onError: StreamOptions["onError"],
+): StreamItem | StreamEnd | undefined {
+    if (message.event === "end") {
+        return parseEnd(message.data);
+    }
     if (message.event === "standings") {
         return { kind: "standings", standings: JSON.parse(message.data) as never };
     }
@@ -81,6 +112,7 @@ export async function* follow(t: Transport, target: Target, options: StreamOptio
         const opened = Date.now();
         let cause: unknown = "the server ended the stream";
         let delivered = false;
+        let ended: StreamEnd | undefined;
         try {
             let response: Response;
             try {
@@ -110,8 +142,16 @@ export async function* follow(t: Transport, target: Target, options: StreamOptio
                 });
             }
             const queue: Queued[] = [];
+            let endQueued = false;
             const parser = createParser({
-                onEvent: (message) => queue.push({ item: toItem(message, label, options.onError), id: message.id }),
+                onEvent: (message) => {
+                    // Nothing after the server's end is read (not even parsed).
+                    if (!endQueued) {
+                        const item = toItem(message, label, options.onError);
+                        endQueued = item !== undefined && !("kind" in item);
+                        queue.push({ item, id: message.id });
+                    }
+                },
                 onRetry: (ms) => {
                     serverRetryMs = ms;
                 },
@@ -119,7 +159,7 @@ export async function* follow(t: Transport, target: Target, options: StreamOptio
             });
             const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
             try {
-                for (;;) {
+                read: for (;;) {
                     const { value, done } = await reader.read();
                     if (done) {
                         break;
@@ -129,10 +169,16 @@ export async function* follow(t: Transport, target: Target, options: StreamOptio
                         if (next.id !== undefined && next.id !== "") {
                             lastId = next.id;
                         }
-                        if (next.item !== undefined) {
-                            delivered = true;
-                            yield next.item;
+                        if (next.item === undefined) {
+                            continue;
                         }
+                        if (!("kind" in next.item)) {
+                            // The server's last word: what follows it is not read.
+                            ended = next.item;
+                            break read;
+                        }
+                        delivered = true;
+                        yield next.item;
                     }
                 }
             } catch (error) {
@@ -149,6 +195,10 @@ export async function* follow(t: Transport, target: Target, options: StreamOptio
         }
         if (outer?.aborted) {
             return;
+        }
+        if (ended !== undefined) {
+            // Not a drop: the server would refuse the same token again. Say why.
+            throw new StreamEndedError({ ...ended, route: label, lastEventId: lastId });
         }
         quickDrops = delivered || Date.now() - opened >= HEALTHY_MS ? 0 : quickDrops + 1;
         options.onReconnect?.({ lastEventId: lastId, cause });

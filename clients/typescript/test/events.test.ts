@@ -15,6 +15,8 @@ import { after, before, describe, it } from "node:test";
 import { Webhook } from "standardwebhooks";
 import {
     LeagueClient,
+    LeagueError,
+    StreamEndedError,
     verifyStandardWebhook,
     verifyWebhook,
     type LeagueEvent,
@@ -118,6 +120,39 @@ describe("a player's stream", () => {
                 // never
             }
         }, /forbidden/);
+    });
+
+    it("ends with event: end when its player is banned, and is then refused", async () => {
+        const eve = `ev-eve-${run}`;
+        await server.submit(eve, { value: 2 });
+        const minted = await server.mintToken(eve);
+        const game = new LeagueClient({ baseUrl, token: minted.token, retries: 0 });
+        const seen: StreamedEvent[] = [];
+        const ended = (async () => {
+            try {
+                for await (const event of game.playerEvents(eve)) {
+                    seen.push(event);
+                }
+            } catch (error) {
+                return error;
+            }
+            return undefined;
+        })();
+        await until("eve's placement on her stream", () => seen.length > 0);
+        await admin.ban(eve, { reason: `stream end test ${run}` });
+        const error = await ended;
+        assert.ok(error instanceof StreamEndedError, `expected StreamEndedError, got ${String(error)}`);
+        assert.equal(error.reason, "banned");
+        assert.equal(error.code, "banned");
+        assert.equal(error.lastEventId, seen.at(-1)?.cursor);
+        // While the ban holds: no stream with her token, and no new token.
+        await assert.rejects(async () => {
+            for await (const _ of game.playerEvents(eve)) {
+                // never
+            }
+        }, (e: unknown) => e instanceof LeagueError && e.status === 403 && e.code === "banned");
+        await assert.rejects(server.mintToken(eve), (e: unknown) => e instanceof LeagueError && e.status === 403 && e.code === "banned");
+        await admin.unban(eve, { reason: `stream end test ${run}` });
     });
 });
 
@@ -250,6 +285,21 @@ describe("webhooks", () => {
                 await new Promise((resolve) => setTimeout(resolve, 200));
             }
         }
+        // Listed a page at a time too: every page within its limit, the letter on one.
+        const paged: string[] = [];
+        let after: string | null = null;
+        for (let pages = 0; ; pages += 1) {
+            assert.ok(pages < 1000, "the pages of dead letters never end");
+            const page: Schemas["DeadLettersOut"] = await admin.deadLetters(after === null ? { limit: 1 } : { limit: 1, after });
+            assert.ok(page.dead.length <= 1);
+            paged.push(...page.dead.map((l) => `${l.id} ${l.url}`));
+            if (page.next === null) {
+                break;
+            }
+            after = page.next;
+        }
+        assert.ok(paged.includes(`${letter.id} ${letter.url}`), "the letter is on a page");
+        assert.equal(new Set(paged).size, paged.length, "no letter is on two pages");
         assert.equal(letter.url, `http://127.0.0.1:${hookPort}/hooks/league`);
         assert.equal(letter.attempts, 2);
         assert.match(letter.error, /500/);

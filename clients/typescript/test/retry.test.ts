@@ -165,12 +165,28 @@ describe("retries", () => {
 
     it("dead letters: listed with a GET that is retried; a replay is never resent", async () => {
         const letter = { id: "p45/bronze/b3@1-0", url: "https://game.test/hook", event: "{}", attempts: 8, error: "HTTP 500", at: "2026-01-01T00:00:00Z", replay: false };
-        const listed = client([() => errorAnswer(503, "store_unavailable"), () => jsonAnswer(200, { dead: [letter] })]);
-        assert.deepEqual((await listed.league.deadLetters()).dead, [letter]);
+        const listed = client([() => errorAnswer(503, "store_unavailable"), () => jsonAnswer(200, { dead: [letter], next: null })]);
+        const page = await listed.league.deadLetters();
+        assert.deepEqual(page.dead, [letter]);
+        assert.equal(page.next, null);
         assert.deepEqual(listed.sent.map((s) => [s.method, new URL(s.url).pathname]), [
             ["GET", "/base/v1/webhooks/dead"],
             ["GET", "/base/v1/webhooks/dead"],
         ]);
+
+        // Paged: `limit` and `after` (the `next` of the page before) in the query.
+        const paged = client([
+            () => jsonAnswer(200, { dead: [letter], next: "cursor-1" }),
+            () => jsonAnswer(200, { dead: [], next: null }),
+        ]);
+        const first = await paged.league.deadLetters({ limit: 1 });
+        assert.equal(first.next, "cursor-1");
+        const second = await paged.league.deadLetters({ limit: 1, after: first.next ?? undefined });
+        assert.deepEqual([second.dead, second.next], [[], null]);
+        assert.deepEqual(
+            paged.sent.map((s) => new URL(s.url).search),
+            ["?limit=1", "?limit=1&after=cursor-1"],
+        );
 
         const replayed = client([() => jsonAnswer(200, { marked: 1, dead: [{ ...letter, replay: true }] })]);
         const answer = await replayed.league.replayDeadLetters({ ids: [letter.id], reason: "receiver fixed" });

@@ -1,19 +1,27 @@
 // The event stream's parsing and resumption against a scripted fetch (no server).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { LeagueClient, type LeagueError, type StreamItem } from "../src/index.js";
+import { LeagueClient, StreamEndedError, type LeagueError, type StreamItem } from "../src/index.js";
+import { parseEnd } from "../src/stream.js";
 import { errorAnswer, fakeFetch, type Sent, type Step } from "./fake.js";
 
 function event(id: string, type: string, data: Record<string, unknown> = {}): string {
     return JSON.stringify({ id, type, season: "weekly-ladder", period: 45, at: 1767225600000, player: "ana", tier: "bronze", bracket: 1, data });
 }
 
-/** An SSE answer whose body is sent in the given chunks, then ends (or breaks). */
-function sse(chunks: string[], end: "close" | "break" = "close"): Response {
+/** An SSE answer whose body is sent in the given chunks, then ends (or breaks, or stays open). */
+function sse(chunks: string[], end: "close" | "break" | "open" = "close", onCancel?: () => void): Response {
     const encoder = new TextEncoder();
     let i = 0;
     const body = new ReadableStream<Uint8Array>({
-        pull(controller) {
+        cancel() {
+            onCancel?.();
+        },
+        async pull(controller) {
+            if (i >= chunks.length && end === "open") {
+                // A server that keeps the connection open: only a cancel ends it.
+                await new Promise<void>(() => undefined);
+            }
             const chunk = chunks[i++];
             if (chunk !== undefined) {
                 controller.enqueue(encoder.encode(chunk));
@@ -76,6 +84,75 @@ describe("playerEvents", () => {
             seen.push(e.id);
         }
         assert.deepEqual(seen, ["e1"]);
+    });
+});
+
+describe("the end of a stream", () => {
+    it("stops at event: end, closes the connection and throws StreamEndedError with the reason and the cursor", async () => {
+        let cancelled = false;
+        const { league, sent } = client([
+            () =>
+                sse(
+                    [
+                        `event: player.placed\nid: c-1\ndata: ${event("e1", "player.placed")}\n\n`,
+                        // In the same chunk as the end: neither is read (the second would not parse).
+                        `event: end\ndata: {"reason":"token_expired","message":"the player token expired"}\n\n` +
+                            `event: player.placed\nid: c-2\ndata: ${event("e2", "player.placed")}\n\n` +
+                            "event: player.placed\nid: c-3\ndata: not json\n\n",
+                        `event: player.placed\nid: c-4\ndata: ${event("e4", "player.placed")}\n\n`,
+                    ],
+                    "open",
+                    () => {
+                        cancelled = true;
+                    },
+                ),
+        ]);
+        const seen: string[] = [];
+        const reconnects: unknown[] = [];
+        await assert.rejects(
+            async () => {
+                for await (const e of league.playerEvents("ana", { onReconnect: (info) => reconnects.push(info) })) {
+                    seen.push(e.id);
+                }
+            },
+            (error: unknown) => {
+                assert.ok(error instanceof StreamEndedError, String(error));
+                assert.equal(error.reason, "token_expired");
+                assert.equal(error.code, "token_expired");
+                assert.equal(error.status, 200);
+                assert.equal(error.lastEventId, "c-1");
+                assert.equal(error.serverMessage, "the player token expired");
+                return true;
+            },
+        );
+        assert.deepEqual(seen, ["e1"], "nothing after the end is read");
+        assert.equal(sent.length, 1, "an ended stream is not reconnected");
+        assert.deepEqual(reconnects, []);
+        assert.ok(cancelled, "the connection is closed");
+    });
+
+    it("ends a bracket stream too, and keeps a reason it does not know", async () => {
+        const { league, sent } = client([
+            () => sse([`event: end\ndata: {"reason":"banned","message":"player \\"ana\\" is banned"}\n\n`], "open"),
+            () => sse([`event: end\ndata: {"reason":"maintenance","message":"back soon"}\n\n`], "open"),
+        ]);
+        await assert.rejects(async () => {
+            for await (const _ of league.bracketEvents("bronze", 1)) {
+                // nothing before the end
+            }
+        }, (error: unknown) => error instanceof StreamEndedError && error.reason === "banned" && error.code === "banned" && error.lastEventId === undefined);
+        await assert.rejects(async () => {
+            for await (const _ of league.bracketEvents("bronze", 1, { lastEventId: "c-7" })) {
+                // nothing before the end
+            }
+        }, (error: unknown) => error instanceof StreamEndedError && error.reason === "maintenance" && error.code === "unexpected_response" && error.lastEventId === "c-7");
+        assert.equal(sent.length, 2);
+    });
+
+    it("reads an end whose data is not the expected JSON", () => {
+        assert.deepEqual(parseEnd('{"reason":"banned","message":"m","extra":1}'), { reason: "banned", message: "m" });
+        assert.deepEqual(parseEnd("gone"), { reason: "unknown", message: "gone" });
+        assert.deepEqual(parseEnd('{"reason":7}'), { reason: "unknown", message: '{"reason":7}' });
     });
 });
 

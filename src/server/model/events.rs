@@ -116,40 +116,88 @@ pub(in crate::server) struct ErrorEvent {
     data: String,
 }
 
-/// One server-sent event of a player's stream: a log event, or an error.
+/// The name of a stream's end event.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(in crate::server) enum EndEventName {
+    End,
+}
+
+/// Why the server ended a stream: `token_expired` (the player token it was opened
+/// with expired: mint a new one and open the stream again with the last id received)
+/// or `banned` (the player was banned). Clients must accept reasons this list does not
+/// have yet, and treat them as an end all the same.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(in crate::server) enum StreamEndReason {
+    TokenExpired,
+    Banned,
+}
+
+/// The `data` of a stream's `event: end`.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub(in crate::server) struct StreamEnd {
+    /// Why the stream ended.
+    reason: StreamEndReason,
+    /// What happened and what to do, for people.
+    message: String,
+}
+
+/// A stream's `event: end` (no `id`), the last event of a stream opened with a player
+/// token: the server ends the stream when that token expires or its player is banned,
+/// and the body ends after it. Do not reconnect as after a drop: with the same token
+/// the stream is refused (401 `token_expired`, 403 `banned`).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub(in crate::server) struct EndEvent {
+    event: EndEventName,
+    /// JSON: a `StreamEnd` (`{"reason", "message"}`).
+    #[schema(content_media_type = "application/json")]
+    data: String,
+}
+
+/// One server-sent event of a player's stream: a log event, an error, or the end.
 #[derive(ToSchema)]
 #[serde(untagged)]
 #[allow(dead_code)]
 pub(in crate::server) enum PlayerStreamEvent {
     Log(LogEvent),
     Error(ErrorEvent),
+    End(EndEvent),
 }
 
 /// One server-sent event of a bracket's stream: a `standings` snapshot (no `id`), an
-/// `error` (no `id`), or with `[events]` a log event of the bracket (with its `id`).
+/// `error` (no `id`), with `[events]` a log event of the bracket (with its `id`), or,
+/// on a stream opened with a player token, its `end` (no `id`).
 #[derive(ToSchema)]
 #[serde(untagged)]
 #[allow(dead_code)]
 pub(in crate::server) enum BracketStreamEvent {
     Standings(super::super::openapi::StandingsEvent),
     Log(LogEvent),
+    End(EndEvent),
 }
 
 /// Adds `contentSchema` (which the annotations cannot say) to the `data` of the
-/// stream's events: `LogEvent`'s is an `Event`.
+/// stream's events: `LogEvent`'s is an `Event`, `EndEvent`'s a `StreamEnd`.
 pub(in crate::server) fn content_schemas(openapi: &mut utoipa::openapi::OpenApi) {
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
-    let Some(RefOr::T(Schema::Object(log))) = components.schemas.get_mut("LogEvent") else {
-        return;
-    };
-    if let Some(RefOr::T(Schema::Object(data))) = log.properties.get_mut("data") {
-        let mut extensions = data.extensions.take().unwrap_or_default();
-        extensions.insert(
-            "contentSchema".to_owned(),
-            serde_json::json!({"$ref": "#/components/schemas/Event"}),
-        );
-        data.extensions = Some(extensions);
+    for (event, content) in [("LogEvent", "Event"), ("EndEvent", "StreamEnd")] {
+        let Some(RefOr::T(Schema::Object(schema))) = components.schemas.get_mut(event) else {
+            continue;
+        };
+        if let Some(RefOr::T(Schema::Object(data))) = schema.properties.get_mut("data") {
+            let mut extensions = data.extensions.take().unwrap_or_default();
+            extensions.insert(
+                "contentSchema".to_owned(),
+                serde_json::json!({ "$ref": format!("#/components/schemas/{content}") }),
+            );
+            data.extensions = Some(extensions);
+        }
     }
 }

@@ -124,6 +124,12 @@ pub(crate) async fn standings<S: Store>(
 /// of the running period and the one before (whose close comes after the boundary).
 /// `standings` and `error` events have no id. A browser's `EventSource` may send its
 /// token as `?access_token=`.
+///
+/// A stream opened with a player token ends when that token expires or its player is
+/// banned: an `event: end` (no id, `data`: a `StreamEnd`, `{"reason": "token_expired" |
+/// "banned", "message"}`), then the body ends. Each client holds a bounded number of
+/// streams (429 `too_many_streams` over it), and so does the server (503
+/// `too_many_streams`).
 #[utoipa::path(
     get,
     path = "/v1/tiers/{tier}/brackets/{bracket}/events",
@@ -135,11 +141,13 @@ pub(crate) async fn standings<S: Store>(
         LiveQuery,
     ),
     responses(
-        (status = 200, description = "Server-sent events: `event: standings` whose `data` is a StandingsOut, `event: error` whose `data` is an ErrorBody, and with `[events]` the bracket's log events (`event: <type>`, `id`, `data`: an Event)", content_type = "text/event-stream", body = crate::server::model::BracketStreamEvent),
+        (status = 200, description = "Server-sent events: `event: standings` whose `data` is a StandingsOut, `event: error` whose `data` is an ErrorBody, with `[events]` the bracket's log events (`event: <type>`, `id`, `data`: an Event), and on a stream opened with a player token a last `event: end` (no id, `data`: a StreamEnd, reason `token_expired` or `banned`) before the body ends", content_type = "text/event-stream", body = crate::server::model::BracketStreamEvent),
         (status = 400, description = "bad_bracket, bad_limit, unknown_cohort, invalid_event_id (send back an id this stream sent)", body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 503, description = "too_many_streams", body = ErrorBody),
+        (status = 401, description = "unauthorized: no token, or one the server does not know; token_expired: a player token past its exp", body = ErrorBody),
+        (status = 403, description = "forbidden: a player token for another bracket or period than its own; banned: a player token of a banned player (while the ban holds)", body = ErrorBody),
+        (status = 404, description = "unknown_tier, unknown_period", body = ErrorBody),
+        (status = 429, description = "too_many_streams: this client (a player, whatever their tokens; or this token) already holds as many live streams as it may (LEAGUEKIT_STREAMS_PER_TOKEN): close one, or wait Retry-After", body = ErrorBody),
+        (status = 503, description = "too_many_streams: the server holds as many live streams as it may (LEAGUEKIT_STREAMS_MAX): try again after Retry-After, or another server; store_unavailable, timeout: the store failed or was too slow", body = ErrorBody),
     ),
     security(("bearer" = []))
 )]

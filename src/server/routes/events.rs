@@ -26,7 +26,12 @@ use crate::store::Store;
 /// id the stream starts from the oldest event kept (`[events] keep`). An `event:
 /// error` (no id) says the store failed a read; the stream goes on. A player token
 /// reads its own player's stream only; a browser's `EventSource` may send its token as
-/// `?access_token=`. Needs `[events]` in the season (else 404 `events_disabled`).
+/// `?access_token=`. A stream opened with a player token ends when that token expires
+/// or its player is banned: an `event: end` (no id, `data`: a `StreamEnd`,
+/// `{"reason": "token_expired" | "banned", "message"}`), then the body ends. Each
+/// client holds a bounded number of streams (429 `too_many_streams` over it), and so
+/// does the server (503 `too_many_streams`). Needs `[events]` in the season (else 404
+/// `events_disabled`).
 #[utoipa::path(
     get,
     path = "/v1/players/{player}/events",
@@ -37,11 +42,13 @@ use crate::store::Store;
         PlayerEventsQuery,
     ),
     responses(
-        (status = 200, description = "Server-sent events: the player's log events (`event: <type>`, `id`, `data`: an Event), and `event: error` (no id, `data`: an ErrorBody) while the store fails", content_type = "text/event-stream", body = crate::server::model::PlayerStreamEvent),
+        (status = 200, description = "Server-sent events: the player's log events (`event: <type>`, `id`, `data`: an Event), `event: error` (no id, `data`: an ErrorBody) while the store fails, and on a stream opened with a player token a last `event: end` (no id, `data`: a StreamEnd, reason `token_expired` or `banned`) before the body ends", content_type = "text/event-stream", body = crate::server::model::PlayerStreamEvent),
         (status = 400, description = "invalid_player; invalid_event_id: a Last-Event-ID (or last_event_id) this stream did not send: send back an id it sent, or none", body = ErrorBody),
-        (status = 401, body = ErrorBody),
+        (status = 401, description = "unauthorized: no token, or one the server does not know; token_expired: a player token past its exp", body = ErrorBody),
+        (status = 403, description = "forbidden: a player token of another player; banned: a player token of a banned player (while the ban holds)", body = ErrorBody),
         (status = 404, description = "events_disabled: the season has no [events] section", body = ErrorBody),
-        (status = 503, description = "too_many_streams", body = ErrorBody),
+        (status = 429, description = "too_many_streams: this client (a player, whatever their tokens; or this token) already holds as many live streams as it may (LEAGUEKIT_STREAMS_PER_TOKEN): close one, or wait Retry-After", body = ErrorBody),
+        (status = 503, description = "too_many_streams: the server holds as many live streams as it may (LEAGUEKIT_STREAMS_MAX): try again after Retry-After, or another server; store_unavailable, timeout: the store failed or was too slow", body = ErrorBody),
     ),
     security(("bearer" = []))
 )]

@@ -79,7 +79,7 @@ pub(super) fn routes<S: Store>() -> Router<Arc<App<S>>> {
         )
         .route("/v1/webhooks/dead", get(webhooks::dead::<S>))
         .route("/v1/webhooks/dead:replay", post(webhooks::replay::<S>))
-        .route("/openapi.json", get(super::openapi::json))
+        .route("/openapi.json", get(super::openapi::json::<S>))
         .route("/metrics", get(super::prometheus::render::<S>))
         .route("/healthz", get(system::healthz::<S>))
         .route("/", get(super::dashboard::index))

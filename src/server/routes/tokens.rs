@@ -1,9 +1,10 @@
 //! `POST /v1/players/{player}/token`: a player token for a game client.
 //!
 //! A banned player is minted no token (403 `banned`): the ban is read (one store read,
-//! by the league clock) before the token is signed. The OpenAPI text below still
-//! describes the defaults (ttl 60-86400; 403 `forbidden` only): changing it changes
-//! the generated clients' schemas, which are regenerated together.
+//! by the league clock) before the token is signed. A `ttl` runs from 60 seconds to
+//! the server's maximum (`LEAGUEKIT_PLAYER_TOKEN_MAX_TTL`, default 86400): the
+//! annotations below say the default maximum, and the document a server serves says
+//! its own (`openapi::json`).
 //!
 //! Owns: the mint handler, its input and answer.
 //! Must not: sign or check tokens itself (`player_tokens.rs` does).
@@ -28,8 +29,9 @@ use crate::store::Store;
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TokenIn {
-    /// How long the token lasts, in seconds: 60-86400 (default 900). Wins over the
-    /// query's `ttl`.
+    /// How long the token lasts, in seconds: from 60 to the server's maximum
+    /// (`LEAGUEKIT_PLAYER_TOKEN_MAX_TTL`, default 86400; this document's `maximum`);
+    /// default 900, or the maximum if lower. Wins over the query's `ttl`.
     #[schema(minimum = 60, maximum = 86400)]
     #[serde(default)]
     ttl: Option<u64>,
@@ -40,7 +42,9 @@ pub(crate) struct TokenIn {
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct TtlQuery {
-    /// How long the token lasts, in seconds: 60-86400 (default 900).
+    /// How long the token lasts, in seconds: from 60 to the server's maximum
+    /// (`LEAGUEKIT_PLAYER_TOKEN_MAX_TTL`, default 86400; this document's `maximum`);
+    /// default 900, or the maximum if lower.
     #[param(minimum = 60, maximum = 86400)]
     ttl: Option<u64>,
 }
@@ -61,8 +65,9 @@ pub(crate) struct TokenOut {
 /// client reads only its own player (view, around, rewards), the season, and its own
 /// bracket's standings and live standings in the running period. Needs a server or
 /// admin token, and `LEAGUEKIT_PLAYER_TOKEN_SECRET` on the server (else 404
-/// `player_tokens_disabled`). docs/http.md, "Player tokens", has the claims, to mint
-/// tokens in the game server's own code instead.
+/// `player_tokens_disabled`). A banned player gets no token while the ban holds (403
+/// `banned`). docs/http.md, "Player tokens", has the claims, to mint tokens in the
+/// game server's own code instead.
 #[utoipa::path(
     post,
     path = "/v1/players/{player}/token",
@@ -73,9 +78,9 @@ pub(crate) struct TokenOut {
         (status = 200, body = TokenOut),
         (status = 400, description = "invalid_player, invalid_json, bad_request", body = ErrorBody),
         (status = 401, body = ErrorBody),
-        (status = 403, description = "forbidden: a viewer or player token", body = ErrorBody),
+        (status = 403, description = "forbidden: a viewer or player token; banned: the player is banned (no token while the ban holds)", body = ErrorBody),
         (status = 404, description = "player_tokens_disabled: the server has no LEAGUEKIT_PLAYER_TOKEN_SECRET", body = ErrorBody),
-        (status = 422, description = "ttl_out_of_range: ttl is not within 60-86400 seconds", body = ErrorBody),
+        (status = 422, description = "ttl_out_of_range: ttl is not from 60 seconds to the server's maximum (LEAGUEKIT_PLAYER_TOKEN_MAX_TTL, default 86400)", body = ErrorBody),
     ),
     security(("bearer" = []))
 )]

@@ -4,7 +4,8 @@
   with request ids and safe retries; answers typed by :mod:`leaguekit_client.models`,
   generated from the server's OpenAPI document.
 - :meth:`LeagueClient.player_events`, :meth:`LeagueClient.bracket_events`: the live
-  event streams, resumed with ``Last-Event-ID``; events in :mod:`leaguekit_client.events`.
+  event streams, resumed with ``Last-Event-ID``, ending with :class:`StreamEnded` when
+  the server ends them; events in :mod:`leaguekit_client.events`.
 - :func:`verify_webhook`, :func:`verify_standard_webhook`: check a webhook's
   signature (``Leaguekit-Signature``, or Standard Webhooks' ``webhook-*`` headers) and
   return its event.
@@ -39,6 +40,7 @@ from .events import (
     RewardGranted,
     ScoreAdjusted,
     Standings,
+    StreamEnded,
     StreamError,
     StreamItem,
     parse_event,
@@ -83,6 +85,7 @@ __all__ = [
     "StaleTimestamp",
     "Standings",
     "StreamDisconnected",
+    "StreamEnded",
     "StreamError",
     "StreamItem",
     "WHSEC_PREFIX",

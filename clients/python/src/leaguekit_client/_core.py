@@ -404,8 +404,11 @@ def bracket_events_path(tier: str, bracket: int) -> str:
     return f"/v1/tiers/{seg(tier)}/brackets/{seg(bracket)}/events"
 
 
-def dead_letters() -> Call[DeadLettersOut]:
-    return Call("GET", "/v1/webhooks/dead", _json, safe_to_resend=True)
+def dead_letters(limit: int | None, after: str | None) -> Call[DeadLettersOut]:
+    p: Params = {}
+    _opt(p, "limit", limit)
+    _opt(p, "after", after)
+    return Call("GET", "/v1/webhooks/dead", _json, params=p, safe_to_resend=True)
 
 
 def replay_dead_letters(ids: Sequence[str] | None, all: bool, reason: str) -> Call[ReplayOut]:

@@ -7,7 +7,7 @@ from typing import cast
 
 from ._errors import MalformedEvent
 from ._sse import ServerSentEvent
-from .events import Standings, StreamItem, parse_event_json, stream_error
+from .events import Standings, StreamItem, parse_event_json, stream_end, stream_error
 from .models import StandingsOut
 
 STREAM_HEADERS = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
@@ -22,6 +22,8 @@ def stream_item(msg: ServerSentEvent) -> StreamItem | None:
             return None
     if msg.event == "error":
         return stream_error(msg.data)
+    if msg.event == "end":
+        return stream_end(msg.data)
     try:
         return parse_event_json(msg.data, cursor=msg.id if msg.has_id else None)
     except MalformedEvent:

@@ -15,7 +15,7 @@ from ._core import Retries
 from ._errors import LeagueError, StreamDisconnected
 from ._sse import SSEDecoder
 from ._stream import STREAM_HEADERS, is_event_stream, stream_item
-from .events import StreamItem
+from .events import StreamEnded, StreamItem
 from .models import (
     AdjustOut,
     AuditOut,
@@ -284,9 +284,13 @@ class AsyncLeagueClient:
         """``POST /v1/periods/{period}/tiers/{tier}/brackets/{bracket}/resettle``."""
         return await self._run(core.resettle(period, tier, bracket, exclude, reason))
 
-    async def dead_letters(self) -> DeadLettersOut:
-        """``GET /v1/webhooks/dead``: webhook deliveries given up after every attempt."""
-        return await self._run(core.dead_letters())
+    async def dead_letters(
+        self, *, limit: int | None = None, after: str | None = None
+    ) -> DeadLettersOut:
+        """``GET /v1/webhooks/dead``: webhook deliveries given up after every attempt, a
+        page at a time, oldest first: at most ``limit`` (1-1000, default 100), after
+        ``after`` (the ``next`` of the page before). ``next`` is None on the last page."""
+        return await self._run(core.dead_letters(limit, after))
 
     async def replay_dead_letters(
         self, *, reason: str, ids: Sequence[str] | None = None, all: bool = False
@@ -335,7 +339,8 @@ class AsyncEventStream(AsyncIterator[StreamItem]):
     """The asyncio twin of :class:`~leaguekit_client.EventStream`: ``async for`` it;
     ``await stream.aclose()`` (or ``async with``) drops the connection, also from
     another task while one is waiting in the iteration: that iteration then ends
-    (``StopAsyncIteration``) instead of reconnecting."""
+    (``StopAsyncIteration``) instead of reconnecting. A server's ``end`` is its last
+    item, a :class:`~leaguekit_client.events.StreamEnded`, as in the sync stream."""
 
     def __init__(
         self,
@@ -349,6 +354,8 @@ class AsyncEventStream(AsyncIterator[StreamItem]):
         self._path = path
         self._params = params
         self.last_event_id = last_event_id
+        self.ended: StreamEnded | None = None
+        """The server's ``end`` event, once the stream yielded it (its last item)."""
         self._max_reconnects = max_reconnects
         self._gen = self._items()
         self._closed = asyncio.Event()
@@ -398,6 +405,7 @@ class AsyncEventStream(AsyncIterator[StreamItem]):
                 headers["Last-Event-ID"] = self.last_event_id
             timeout = httpx.Timeout(15.0, read=c._stream_read_timeout)
             retry_after: float | None = None
+            ended: StreamEnded | None = None
             try:
                 async with c._http.stream(
                     "GET", self._path, params=self._params, headers=headers, timeout=timeout
@@ -425,9 +433,15 @@ class AsyncEventStream(AsyncIterator[StreamItem]):
                                 item = stream_item(msg)
                                 if msg.has_id:
                                     self.last_event_id = msg.id
+                                if isinstance(item, StreamEnded):
+                                    # The server's last word: nothing after it is read.
+                                    ended = item
+                                    break
                                 if item is not None:
                                     failures = 0
                                     yield item
+                            if ended is not None:
+                                break
                             self.last_event_id = decoder.last_event_id
                             retry_ms = decoder.retry_ms
             except Exception as e:
@@ -439,6 +453,12 @@ class AsyncEventStream(AsyncIterator[StreamItem]):
                     raise
             finally:
                 self._resp = None
+            if ended is not None:
+                # Not a drop: the server would refuse the same token. The connection is
+                # closed (the `with` above); the end is the last item.
+                self.ended = ended
+                yield ended
+                return
             if self._closed.is_set():
                 return
             failures += 1

@@ -16,7 +16,7 @@ from ._core import Retries
 from ._errors import LeagueError, StreamDisconnected
 from ._sse import SSEDecoder
 from ._stream import STREAM_HEADERS, is_event_stream, stream_item
-from .events import StreamItem
+from .events import StreamEnded, StreamItem
 from .models import (
     AdjustOut,
     AuditOut,
@@ -285,9 +285,13 @@ class LeagueClient:
         """``POST /v1/periods/{period}/tiers/{tier}/brackets/{bracket}/resettle``."""
         return self._run(core.resettle(period, tier, bracket, exclude, reason))
 
-    def dead_letters(self) -> DeadLettersOut:
-        """``GET /v1/webhooks/dead``: webhook deliveries given up after every attempt."""
-        return self._run(core.dead_letters())
+    def dead_letters(
+        self, *, limit: int | None = None, after: str | None = None
+    ) -> DeadLettersOut:
+        """``GET /v1/webhooks/dead``: webhook deliveries given up after every attempt, a
+        page at a time, oldest first: at most ``limit`` (1-1000, default 100), after
+        ``after`` (the ``next`` of the page before). ``next`` is None on the last page."""
+        return self._run(core.dead_letters(limit, after))
 
     def replay_dead_letters(
         self, *, reason: str, ids: Sequence[str] | None = None, all: bool = False
@@ -342,6 +346,12 @@ class EventStream(Iterator[StreamItem]):
     from in a later stream. A 4xx (a bad token, another player's stream) raises
     :class:`LeagueError`. Close it (or use ``with``) to drop the connection.
 
+    When the server ends the stream (``event: end``: the player token it was opened
+    with expired, or its player was banned) the stream yields a
+    :class:`~leaguekit_client.events.StreamEnded` with the reason as its last item,
+    closes the connection and stops (no reconnection: the server would refuse the same
+    token); ``ended`` keeps it.
+
     :meth:`close` may be called from any thread, also while another thread is blocked
     in the iteration: it shuts the connection down, and that iteration then ends
     (``StopIteration``) instead of reconnecting.
@@ -359,6 +369,8 @@ class EventStream(Iterator[StreamItem]):
         self._path = path
         self._params = params
         self.last_event_id = last_event_id
+        self.ended: StreamEnded | None = None
+        """The server's ``end`` event, once the stream yielded it (its last item)."""
         self._max_reconnects = max_reconnects
         self._gen = self._items()
         self._lock = threading.Lock()
@@ -410,6 +422,7 @@ class EventStream(Iterator[StreamItem]):
                 headers["Last-Event-ID"] = self.last_event_id
             timeout = httpx.Timeout(15.0, read=c._stream_read_timeout)
             retry_after: float | None = None
+            ended: StreamEnded | None = None
             try:
                 with c._http.stream(
                     "GET", self._path, params=self._params, headers=headers, timeout=timeout
@@ -438,9 +451,15 @@ class EventStream(Iterator[StreamItem]):
                                 item = stream_item(msg)
                                 if msg.has_id:
                                     self.last_event_id = msg.id
+                                if isinstance(item, StreamEnded):
+                                    # The server's last word: nothing after it is read.
+                                    ended = item
+                                    break
                                 if item is not None:
                                     failures = 0
                                     yield item
+                            if ended is not None:
+                                break
                             self.last_event_id = decoder.last_event_id
                             retry_ms = decoder.retry_ms
             except Exception as e:
@@ -453,6 +472,12 @@ class EventStream(Iterator[StreamItem]):
             finally:
                 with self._lock:
                     self._resp = None
+            if ended is not None:
+                # Not a drop: the server would refuse the same token. The connection is
+                # closed (the `with` above); the end is the last item.
+                self.ended = ended
+                yield ended
+                return
             if self._closed.is_set():
                 return
             failures += 1

@@ -39,6 +39,7 @@ __all__ = [
     "ScoreAdjusted",
     "PlayerResettled",
     "Standings",
+    "StreamEnded",
     "StreamError",
     "StreamItem",
     "parse_event",
@@ -182,7 +183,22 @@ class StreamError:
     error: LeagueError
 
 
-StreamItem = Event | Standings | StreamError
+@dataclass(frozen=True)
+class StreamEnded:
+    """A stream's ``end`` event: the server ended the stream, and this is its last item
+    (the iteration stops after it, the connection closed, and it is not reconnected).
+
+    ``reason`` is ``"token_expired"`` (the player token the stream was opened with
+    expired: open it again with a new token and the stream's ``last_event_id``, and
+    nothing is missed) or ``"banned"`` (the player was banned; the message says until
+    when, and the stream is refused while the ban holds); a later server may give other
+    reasons. ``message`` is for people."""
+
+    reason: str
+    message: str
+
+
+StreamItem = Event | Standings | StreamError | StreamEnded
 """What an event stream yields."""
 
 
@@ -286,6 +302,22 @@ def parse_event_json(text: str | bytes, *, cursor: str | None = None) -> Event:
     except (ValueError, UnicodeDecodeError) as e:
         raise MalformedEvent(f"an event's body is not JSON: {e}") from e
     return parse_event(obj, cursor=cursor)
+
+
+def stream_end(data: str) -> StreamEnded:
+    """A stream's ``event: end`` (``{"reason", "message"}``) as a :class:`StreamEnded`;
+    data that is not that object still ends the stream (reason ``"unknown"``)."""
+    try:
+        body: Any = json.loads(data)
+    except ValueError:
+        body = None
+    fields: Mapping[str, Any] = body if isinstance(body, Mapping) else {}
+    reason = fields.get("reason")
+    message = fields.get("message")
+    return StreamEnded(
+        reason if isinstance(reason, str) and reason else "unknown",
+        message if isinstance(message, str) else data,
+    )
 
 
 def stream_error(data: str) -> StreamError:

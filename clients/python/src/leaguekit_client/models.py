@@ -58,7 +58,8 @@ class AuditEntryOut(TypedDict):
     """
     at: str
     """
-    When, by the league clock (RFC 3339).
+    When, by the league clock (RFC 3339): ahead of `recorded_at` on a staging
+    league whose clock was moved.
     """
     details: dict[str, Any]
     """
@@ -75,6 +76,11 @@ class AuditEntryOut(TypedDict):
     reason: NotRequired[str | None]
     """
     Why, as the operator said.
+    """
+    recorded_at: str
+    """
+    When it was recorded, by the real clock (RFC 3339); the log keeps an entry
+    `[audit] keep` (400 days) by this clock.
     """
 
 
@@ -289,12 +295,16 @@ class DeadLetterOut(TypedDict):
 
 class DeadLettersOut(TypedDict):
     """
-    The dead letters.
+    A page of dead letters.
     """
 
     dead: list[DeadLetterOut]
     """
-    By event id, then URL (at most 1000).
+    In the order they were recorded, oldest first.
+    """
+    next: str | None
+    """
+    Give it as `after` for the next page; null on the last page.
     """
 
 
@@ -305,7 +315,13 @@ seen: nothing changed, the answer is the first one's).
 """
 
 
-ErrorCode: TypeAlias = Literal['invalid_json', 'invalid_player', 'invalid_request_id', 'score_out_of_range', 'invalid_time', 'before_season', 'outside_calendar', 'future_time', 'unknown_profile_field', 'profile_too_large', 'bad_bracket', 'bad_limit', 'ban_in_past', 'bad_request', 'unauthorized', 'forbidden', 'banned', 'not_found', 'unknown_tier', 'unknown_period', 'unknown_player', 'not_placed', 'expired', 'method_not_allowed', 'body_timeout', 'period_closed', 'period_open', 'not_joined', 'placed_later', 'not_started', 'still_closing', 'payload_too_large', 'too_many_items', 'internal', 'store_unreachable', 'unknown', 'store_unavailable', 'timeout', 'store_full', 'too_many_streams', 'shutting_down', 'unknown_cohort', 'clock_not_forward', 'no_staging_clock', 'unknown_bracket', 'bracket_not_closed', 'no_exclusions', 'not_in_bracket', 'excludes_everyone', 'limit_exceeded', 'rate_limited', 'token_expired', 'player_tokens_disabled', 'ttl_out_of_range', 'invalid_event_id', 'events_disabled']
+EndEventName: TypeAlias = Literal['end']
+"""
+The name of a stream's end event.
+"""
+
+
+ErrorCode: TypeAlias = Literal['invalid_json', 'invalid_player', 'invalid_request_id', 'score_out_of_range', 'invalid_time', 'before_season', 'outside_calendar', 'future_time', 'unknown_profile_field', 'profile_too_large', 'bad_bracket', 'bad_limit', 'ban_in_past', 'bad_request', 'unauthorized', 'forbidden', 'banned', 'not_found', 'unknown_tier', 'unknown_period', 'unknown_player', 'not_placed', 'expired', 'method_not_allowed', 'body_timeout', 'period_closed', 'period_open', 'not_joined', 'placed_later', 'not_started', 'still_closing', 'payload_too_large', 'too_many_items', 'internal', 'store_unreachable', 'unknown', 'store_unavailable', 'timeout', 'store_full', 'too_many_streams', 'shutting_down', 'unknown_cohort', 'clock_not_forward', 'clock_too_far', 'no_staging_clock', 'staging_mismatch', 'unknown_bracket', 'bracket_not_closed', 'no_exclusions', 'not_in_bracket', 'excludes_everyone', 'limit_exceeded', 'rate_limited', 'token_expired', 'player_tokens_disabled', 'ttl_out_of_range', 'invalid_event_id', 'events_disabled']
 """
 Every error code the service answers (docs/http.md says when each is given). A
 client should treat a code it does not know by its HTTP status.
@@ -333,8 +349,8 @@ class ErrorDetail(TypedDict):
     """
     retry_after_ms: NotRequired[int | None]
     """
-    For `not_started`, `still_closing` and `store_unreachable`: how long to wait,
-    in milliseconds.
+    For `not_started`, `still_closing`, `rate_limited`, `store_unreachable` and
+    `too_many_streams`: how long to wait, in milliseconds.
     """
 
 
@@ -473,7 +489,7 @@ class ReplayOut(TypedDict):
 
     dead: list[DeadLetterOut]
     """
-    The letters marked.
+    The letters marked (the first 1000).
     """
     marked: int
     """
@@ -576,6 +592,15 @@ class StandingsOut(TypedDict):
     tier: str
 
 
+StreamEndReason: TypeAlias = Literal['token_expired', 'banned']
+"""
+Why the server ended a stream: `token_expired` (the player token it was opened
+with expired: mint a new one and open the stream again with the last id received)
+or `banned` (the player was banned). Clients must accept reasons this list does not
+have yet, and treat them as an end all the same.
+"""
+
+
 class SubmitIn(TypedDict):
     """
     Body of a score update.
@@ -650,8 +675,9 @@ class TokenIn(TypedDict):
 
     ttl: NotRequired[int | None]
     """
-    How long the token lasts, in seconds: 60-86400 (default 900). Wins over the
-    query's `ttl`.
+    How long the token lasts, in seconds: from 60 to the server's maximum
+    (`LEAGUEKIT_PLAYER_TOKEN_MAX_TTL`, default 86400; this document's `maximum`);
+    default 900, or the maximum if lower. Wins over the query's `ttl`.
     """
 
 
@@ -778,6 +804,21 @@ class CountsOut(TypedDict):
 
     period: int
     tiers: list[TierCountOut]
+
+
+class EndEvent(TypedDict):
+    """
+    A stream's `event: end` (no `id`), the last event of a stream opened with a player
+    token: the server ends the stream when that token expires or its player is banned,
+    and the body ends after it. Do not reconnect as after a drop: with the same token
+    the stream is refused (401 `token_expired`, 403 `banned`).
+    """
+
+    data: str
+    """
+    JSON: a `StreamEnd` (`{"reason", "message"}`).
+    """
+    event: EndEventName
 
 
 class ErrorBody(TypedDict):
@@ -1048,9 +1089,9 @@ class PlayerOut(TypedDict):
     """
 
 
-PlayerStreamEvent: TypeAlias = LogEvent | ErrorEvent
+PlayerStreamEvent: TypeAlias = LogEvent | ErrorEvent | EndEvent
 """
-One server-sent event of a player's stream: a log event, or an error.
+One server-sent event of a player's stream: a log event, an error, or the end.
 """
 
 
@@ -1098,6 +1139,21 @@ class StandingsEvent(TypedDict):
     JSON: a `StandingsOut`, or an `ErrorBody` for `error`.
     """
     event: StandingsEventName
+
+
+class StreamEnd(TypedDict):
+    """
+    The `data` of a stream's `event: end`.
+    """
+
+    message: str
+    """
+    What happened and what to do, for people.
+    """
+    reason: StreamEndReason
+    """
+    Why the stream ended.
+    """
 
 
 class SubmissionOut(TypedDict):
@@ -1198,10 +1254,11 @@ One result of a batch, in the position of its item, by `status`.
 """
 
 
-BracketStreamEvent: TypeAlias = StandingsEvent | LogEvent
+BracketStreamEvent: TypeAlias = StandingsEvent | LogEvent | EndEvent
 """
 One server-sent event of a bracket's stream: a `standings` snapshot (no `id`), an
-`error` (no `id`), or with `[events]` a log event of the bracket (with its `id`).
+`error` (no `id`), with `[events]` a log event of the bracket (with its `id`), or,
+on a stream opened with a player token, its `end` (no `id`).
 """
 
 
