@@ -456,7 +456,11 @@ async fn a_staging_file_never_acts_on_a_production_league_nor_the_reverse() {
     let time = |v: &Value| {
         chrono::DateTime::parse_from_rfc3339(v.as_str().expect("a time")).expect("RFC 3339")
     };
-    let ahead = |e: &Value| (time(&e["at"]) - time(&e["recorded_at"])).num_hours();
+    // In whole hours, rounded: the two times are read a millisecond or so apart.
+    let ahead = |e: &Value| {
+        ((time(&e["at"]) - time(&e["recorded_at"])).num_milliseconds() as f64 / 3_600_000.0).round()
+            as i64
+    };
     assert_eq!(ahead(&entries[0]), 1, "{audit}");
     assert!(
         (200 * 24..=200 * 24 + 1).contains(&ahead(&entries[1])),
