@@ -104,7 +104,7 @@ impl<S: Store> Rollover<S> {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<Vec<OutcomeRecord>, Error> {
-        self.ctx.period(period)?;
+        let record = self.ctx.period(period)?;
         let pkeys = self.ctx.keys().period(period);
         // A period is closed once the season's mark passed it (an empty period is
         // closed by the mark alone) or its summary is written.
@@ -114,9 +114,20 @@ impl<S: Store> Rollover<S> {
             .closed_through(&self.ctx.keys().season())
             .await?;
         if through < period && self.ctx.store().period_summary(&pkeys).await?.is_none() {
-            return Err(InputError::Other(format!(
-                "period {period} is not closed yet; run `leaguekit rollover` or wait for the scheduler"
-            ))
+            let now = self.ctx.now().await?;
+            let closes = self.ctx.closes_at(&record);
+            return Err(InputError::Other(if closes > now {
+                format!(
+                    "period {period} is not closed: it is still running and takes events \
+                     until {closes} (league clock; now {now}); export it once the first \
+                     rollover after that closed it"
+                )
+            } else {
+                format!(
+                    "period {period} ended and is not closed yet: run `leaguekit rollover` (or \
+                     wait for the scheduler), then export it"
+                )
+            })
             .into());
         }
         let after = match cursor {

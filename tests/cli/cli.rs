@@ -406,6 +406,12 @@ fn rollover_export_rewards_claim() {
             .expect("list")
             .is_empty()
     );
+    // An export of the running period says when it will close, not to run a rollover.
+    cli.fails(
+        &["export", "--period", "1"],
+        2,
+        "is still running and takes events until",
+    );
     // Wait until the period may close (its end plus max_skew) by the league clock.
     let wait = (end + chrono::Duration::milliseconds(1200) - Utc::now())
         .to_std()
