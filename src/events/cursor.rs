@@ -167,21 +167,29 @@ impl PlayerCursor {
     }
 }
 
+/// The head of a stream's event id (a player's or a bracket's): its tag (`v2.<tag>.`,
+/// 8 hex digits) or none (`v1.`), and the dot-separated parts after it; or why it is
+/// not one.
+pub fn versioned(s: &str) -> Result<(Option<&str>, std::str::Split<'_, char>), &'static str> {
+    let mut parts = s.split('.');
+    let tag = match parts.next() {
+        Some("v1") => None,
+        Some("v2") => match parts.next() {
+            Some(t) if t.len() == 8 && t.bytes().all(|b| b.is_ascii_hexdigit()) => Some(t),
+            _ => return Err("its tag is not 8 hex digits"),
+        },
+        _ => return Err("it does not start with v1 or v2"),
+    };
+    Ok((tag, parts))
+}
+
 /// A cursor in either text form, with its tag (v2) or none (v1).
 fn parse(s: &str) -> Result<(Option<&str>, PlayerCursor), CursorError> {
     let bad = |why: &str| CursorError::Malformed {
         id: shown(s),
         why: why.to_owned(),
     };
-    let mut parts = s.split('.');
-    let tag = match parts.next() {
-        Some("v1") => None,
-        Some("v2") => match parts.next() {
-            Some(t) if t.len() == 8 && t.bytes().all(|b| b.is_ascii_hexdigit()) => Some(t),
-            _ => return Err(bad("its tag is not 8 hex digits")),
-        },
-        _ => return Err(bad("it does not start with v1 or v2")),
-    };
+    let (tag, mut parts) = versioned(s).map_err(bad)?;
     let pos = |t: Option<&str>| -> Result<Pos, CursorError> {
         t.ok_or_else(|| bad("it is cut short"))?
             .parse()

@@ -162,10 +162,10 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Whether events right after `after` (a position a reader held: an entry it
     /// read) may have been trimmed from `log` by its cap (`[events] max_per_log`)
-    /// before the reader got them: `Some(first)`, the log's first entry now, when
-    /// `after` is no longer in the log and `first` is past the position right after
-    /// it; `None` when nothing was lost (`after` is still there, or the next entry
-    /// is), and for an empty or absent log.
+    /// before the reader got them: `Some(first)`, the log's first entry now, when it is
+    /// past the position right after `after` (a log is trimmed from its head, so then
+    /// `after` and what followed it are gone); `None` when nothing was lost, and for an
+    /// empty or absent log. One read (Redis: `XRANGE - + COUNT 1`).
     fn log_gap(
         &self,
         log: &str,

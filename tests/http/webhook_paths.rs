@@ -193,22 +193,20 @@ fn check_causal_order(hits: &[Hit]) {
     assert!(rewards > 0, "no reward to check the order of");
 }
 
-/// The play of the catch-up tests: a URL seen by a delivering server, then two periods
-/// played and the staging clock moved past both with no server delivering, then one
-/// rollover closing both. Answers the config and the logged events.
-async fn two_periods_unseen(
-    tag: &str,
+/// A delivering server sees `receiver`'s URL (player `p0` placed and delivered), then
+/// stops (SIGTERM): from then on the URL is owed every event logged.
+async fn seen(
+    config: &tempfile::NamedTempFile,
     redis: &str,
     receiver: &Receiver,
-) -> (tempfile::NamedTempFile, BTreeMap<String, String>) {
-    let config = season(tag, true);
-    let http = reqwest::Client::new();
+    http: &reqwest::Client,
+) {
     let mut first = Start {
         redis: redis.to_owned(),
-        ..start(&config, receiver, &[])
+        ..start(config, receiver, &[])
     }
     .spawn();
-    play(&http, &first, 0, 1).await;
+    play(http, &first, 0, 1).await;
     receiver
         .wait(Duration::from_secs(30), "the first placement", |h| {
             h.iter().any(|h| h.kind == "player.placed")
@@ -219,6 +217,19 @@ async fn two_periods_unseen(
         first.wait(Duration::from_secs(20)).is_some(),
         "serve did not stop"
     );
+}
+
+/// The play of the catch-up tests: a URL seen by a delivering server, then two periods
+/// played and the staging clock moved past both with no server delivering, then one
+/// rollover closing both. Answers the config and the logged events.
+async fn two_periods_unseen(
+    tag: &str,
+    redis: &str,
+    receiver: &Receiver,
+) -> (tempfile::NamedTempFile, BTreeMap<String, String>) {
+    let config = season(tag, true);
+    let http = reqwest::Client::new();
+    seen(&config, redis, receiver, &http).await;
 
     let quiet = quiet(&config, redis);
     play(&http, &quiet, 1, 12).await;
@@ -434,18 +445,7 @@ async fn events_trimmed_before_delivery_are_reported_never_silent() {
     assert!(text.contains("max_per_log = 100"), "{text}");
     std::fs::write(config.path(), text).expect("write");
     let http = reqwest::Client::new();
-    let mut first = start(&config, &receiver, &[]).spawn();
-    play(&http, &first, 0, 1).await;
-    receiver
-        .wait(Duration::from_secs(30), "the first placement", |h| {
-            !h.is_empty()
-        })
-        .await;
-    first.terminate();
-    assert!(
-        first.wait(Duration::from_secs(20)).is_some(),
-        "serve did not stop"
-    );
+    seen(&config, &redis, &receiver, &http).await;
 
     let quiet = quiet(&config, &redis);
     for round in 0..3 {

@@ -54,15 +54,7 @@ impl BracketCursor {
                 shown(s)
             )
         };
-        let mut parts = s.split('.');
-        let tag = match parts.next() {
-            Some("v1") => None,
-            Some("v2") => match parts.next() {
-                Some(t) if t.len() == 8 && t.bytes().all(|b| b.is_ascii_hexdigit()) => Some(t),
-                _ => return Err(bad("its tag is not 8 hex digits")),
-            },
-            _ => return Err(bad("it does not start with v1 or v2")),
-        };
+        let (tag, mut parts) = crate::events::cursor::versioned(s).map_err(bad)?;
         let mut out = Vec::new();
         while let Some(period) = parts.next() {
             if period.is_empty() || !period.bytes().all(|b| b.is_ascii_digit()) {

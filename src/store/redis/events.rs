@@ -41,19 +41,15 @@ impl EventStore for RedisStore {
     }
 
     async fn log_gap(&self, log: &str, after: Pos) -> Result<Option<Pos>, StoreError> {
-        let mut at = ::redis::cmd("XRANGE");
-        at.arg(log).arg(after.to_string()).arg(after.to_string());
-        let held = self.command("log_gap", Retry::Idempotent, &at).await?;
-        if !entries(held, log)?.is_empty() {
-            return Ok(None);
-        }
+        // A log is trimmed from its head: `after` is still there, or the entry after it
+        // is, exactly when the first entry is not past the position right after it.
         let mut first = ::redis::cmd("XRANGE");
         first.arg(log).arg("-").arg("+").arg("COUNT").arg(1);
         let v = self.command("log_gap", Retry::Idempotent, &first).await?;
         Ok(entries(v, log)?
             .first()
             .map(|e| e.pos)
-            .filter(|f| *f > after && f.before() != after))
+            .filter(|f| f.before() > after))
     }
 
     async fn mark_periods(
