@@ -662,6 +662,33 @@ fn serve_refuses_a_bad_webhook_configuration() {
             "player.exploded",
         ),
         (
+            &with_log,
+            vec![
+                ("LEAGUEKIT_WEBHOOK_URLS", "http://127.0.0.1:9/h"),
+                ("LEAGUEKIT_WEBHOOK_SECRET", SECRET),
+                ("LEAGUEKIT_WEBHOOK_FROM", "yesterday"),
+            ],
+            "neither \"now\"",
+        ),
+        (
+            &with_log,
+            vec![
+                ("LEAGUEKIT_WEBHOOK_URLS", "http://127.0.0.1:9/h"),
+                ("LEAGUEKIT_WEBHOOK_SECRET", SECRET),
+                ("LEAGUEKIT_WEBHOOK_DEAD_MAX", "0"),
+            ],
+            "LEAGUEKIT_WEBHOOK_DEAD_MAX",
+        ),
+        (
+            &with_log,
+            vec![
+                ("LEAGUEKIT_WEBHOOK_URLS", "http://127.0.0.1:9/h"),
+                ("LEAGUEKIT_WEBHOOK_SECRET", SECRET),
+                ("LEAGUEKIT_WEBHOOK_DEAD_KEEP", "forever"),
+            ],
+            "LEAGUEKIT_WEBHOOK_DEAD_KEEP",
+        ),
+        (
             &without_log,
             vec![
                 ("LEAGUEKIT_WEBHOOK_URLS", "http://127.0.0.1:9/h"),
